@@ -1,0 +1,58 @@
+// Package testenv decides what a test does when an outside tool or the
+// ../shared corpus is missing: skip with a one-line reason on a developer
+// machine, fail in CI (CI=true), where .ci/run installs everything.
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// InCI reports whether the tests run under .ci/run, where nothing may skip.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Missing skips the test with reason outside CI and fails it inside CI.
+func Missing(t testing.TB, reason string) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("CI must not skip: %s (.ci/run should install or start it)", reason)
+	}
+	t.Skip(reason)
+}
+
+// LookPath returns the path of tool or skips/fails the test when it is absent.
+func LookPath(t testing.TB, tool string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		Missing(t, tool+" not on PATH (install it or run bash .ci/run)")
+	}
+	return p
+}
+
+// RepoRoot is the checkout root: the directory holding go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate testenv source file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// SharedDir returns ../shared beside the checkout (or $WLC_SHARED), the
+// read-only reference corpus. Tests that read it skip where it is absent.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("WLC_SHARED")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(t), "..", "shared")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		Missing(t, "../shared (the reference corpus) is absent; set WLC_SHARED to its path")
+	}
+	return dir
+}
