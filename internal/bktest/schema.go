@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -115,50 +117,17 @@ func (e *SchemaError) Error() string {
 	return b.String()
 }
 
-// violations reduces the error tree to its leaves at the deepest instance
-// locations. Each step is checked against an anyOf of every step type, so the
-// raw tree holds one failed branch per step type; the branch that got furthest
-// into the value (e.g. /steps/0/timeout_in_minutes rather than /steps/0) is
-// the one describing the mistake.
+// violations reduces the error tree to the leaves of the most plausible
+// branches. Each step is checked against an anyOf of every step type (and
+// nested forms like `command: {command: ...}`), so the raw tree holds one
+// failed branch per type, most of them noise ("got object, want string").
 func violations(doc any, root *jsonschema.ValidationError) []Violation {
-	var leaves []*jsonschema.ValidationError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			leaves = append(leaves, e)
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(root)
-
-	// Deepest per top-level subtree, so two independent mistakes in two steps
-	// are both reported.
-	deepest := map[string]int{}
-	subtree := func(loc []string) string {
-		if len(loc) >= 2 && loc[0] == "steps" {
-			return loc[0] + "/" + loc[1]
-		}
-		if len(loc) >= 1 {
-			return loc[0]
-		}
-		return ""
-	}
-	for _, l := range leaves {
-		k := subtree(l.InstanceLocation)
-		deepest[k] = max(deepest[k], len(l.InstanceLocation))
-	}
 	seen := map[string]bool{}
 	var out []Violation
-	for _, l := range leaves {
-		if len(l.InstanceLocation) != deepest[subtree(l.InstanceLocation)] {
-			continue
-		}
-		ptr := "/" + strings.Join(l.InstanceLocation, "/")
-		if len(l.InstanceLocation) == 0 {
-			ptr = ""
+	for _, l := range bestLeaves(doc, root) {
+		ptr := ""
+		if len(l.InstanceLocation) > 0 {
+			ptr = "/" + strings.Join(l.InstanceLocation, "/")
 		}
 		msg := l.ErrorKind.LocalizedString(printer)
 		if seen[ptr+"\x00"+msg] {
@@ -169,4 +138,123 @@ func violations(doc any, root *jsonschema.ValidationError) []Violation {
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Pointer, b.Pointer) })
 	return out
+}
+
+// bestLeaves picks, at every anyOf/oneOf, the branch that best explains the
+// failure: branches that fail on the value's own type, a required property
+// or a const/enum at the anyOf's location are a different kind of thing and
+// are dropped; of the rest the one with the fewest errors wins (each
+// unexpected property counting as one, so a command step with one stray key
+// beats a block step that rejects `command` as well), ties going to
+// the deeper error. If every branch is of the wrong kind (an unknown step
+// type), all their errors are kept so the reader sees what was expected.
+func bestLeaves(doc any, e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+	case *kind.PropertyNames:
+		// The name is validated as a detached instance, so its errors carry
+		// an empty location; point them at the offending key instead.
+		loc := append(repairLocation(doc, e.InstanceLocation, k.Property), k.Property)
+		var out []*jsonschema.ValidationError
+		for _, c := range e.Causes {
+			for _, l := range bestLeaves(doc, c) {
+				moved := *l
+				moved.InstanceLocation = loc
+				out = append(out, &moved)
+			}
+		}
+		return out
+	default:
+		var out []*jsonschema.ValidationError
+		for _, c := range e.Causes {
+			out = append(out, bestLeaves(doc, c)...)
+		}
+		return out
+	}
+	var all, best []*jsonschema.ValidationError
+	bestDepth, bestScore := -1, 0
+	for _, c := range e.Causes {
+		leaves := bestLeaves(doc, c)
+		all = append(all, leaves...)
+		if wrongKind(e.InstanceLocation, leaves) {
+			continue
+		}
+		depth, score := 0, 0
+		for _, l := range leaves {
+			depth = max(depth, len(l.InstanceLocation))
+			score += errorWeight(l)
+		}
+		if best == nil || score < bestScore || (score == bestScore && depth > bestDepth) {
+			best, bestScore, bestDepth = leaves, score, depth
+		}
+	}
+	if best == nil {
+		return all
+	}
+	return best
+}
+
+func wrongKind(at []string, leaves []*jsonschema.ValidationError) bool {
+	for _, l := range leaves {
+		if len(l.InstanceLocation) != len(at) {
+			continue
+		}
+		switch l.ErrorKind.(type) {
+		case *kind.Type, *kind.Required, *kind.Const, *kind.Enum:
+			return true
+		}
+	}
+	return false
+}
+
+func errorWeight(e *jsonschema.ValidationError) int {
+	if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
+		return len(ap.Properties)
+	}
+	return 1
+}
+
+// repairLocation works around jsonschema v6.0.3 storing a propertyNames
+// error's location without copying it (validator.go: `verr.InstanceLocation
+// = vd.vloc`), so sibling properties validated later overwrite its elements;
+// the length stays right. It returns the path, of that length, to an object
+// holding prop that agrees with loc in the most elements.
+func repairLocation(doc any, loc []string, prop string) []string {
+	var best []string
+	bestScore := -1
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		if len(path) > len(loc) {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v[prop]; ok && len(path) == len(loc) {
+				score := 0
+				for i := range path {
+					if path[i] == loc[i] {
+						score++
+					}
+				}
+				if score > bestScore {
+					best, bestScore = slices.Clone(path), score
+				}
+			}
+			for _, k := range sortedKeys(v) {
+				walk(v[k], append(path, k))
+			}
+		case []any:
+			for i, x := range v {
+				walk(x, append(path, strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(doc, nil)
+	if best == nil {
+		return slices.Clone(loc)
+	}
+	return best
 }
