@@ -96,6 +96,7 @@ steps:
 var uploadEnv = map[string]string{"HOME": "/home/uploader", "HF_HOME": "/uploader/hf"}
 
 func schemaPath(t *testing.T) string {
+	t.Helper()
 	return filepath.Join(testenv.SharedDir(t), SchemaFile)
 }
 

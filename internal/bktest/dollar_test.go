@@ -49,7 +49,7 @@ func TestDollarInCommands(t *testing.T) {
 		{`f() { echo $$1 "$$@"; }`, `f() { echo $1 "$@"; }`},
 		{`echo $$(hostname) $$((1+2))`, `echo $(hostname) $((1+2))`},
 		{`echo \$HOME \${X:-y}`, `echo $HOME ${X:-y}`}, // backslash escape works too
-		{`echo $$$$`, `echo $$`},                          // the shell's PID
+		{`echo $$$$`, `echo $$`}, // the shell's PID
 	} {
 		agent, agentErr, lib, libErr := commandAfter(t, tc.in, env)
 		if agentErr != nil || agent != tc.want {
@@ -105,7 +105,7 @@ func TestDollarBashOnlyExpansionsFailUpload(t *testing.T) {
 func TestDollarNestedInEscapedBraces(t *testing.T) {
 	env := map[string]string{"B": "from-uploader"}
 	for _, tc := range []struct{ in, agent, lib string }{
-		{`$${HF_HOME:-$(pwd)/c}`, `${HF_HOME:-$(pwd)/c}`, `${HF_HOME:-$(pwd)/c}`}, // same on both: use this
+		{`$${HF_HOME:-$(pwd)/c}`, `${HF_HOME:-$(pwd)/c}`, `${HF_HOME:-$(pwd)/c}`},   // same on both: use this
 		{`$${HF_HOME:-$$(pwd)/c}`, `${HF_HOME:-$$(pwd)/c}`, `${HF_HOME:-$(pwd)/c}`}, // agent leaves $$ = PID
 		{`$${A:-$$B}`, `${A:-$$B}`, `${A:-$B}`},
 		{`$${A:-$B}`, `${A:-$B}`, `${A:-from-uploader}`},
