@@ -57,9 +57,12 @@ var usableNodeStates = map[string]bool{
 
 const startHint = `start one with: eval "$(bash testdata/slurm/start.sh)" (as root, from the repo root), or run bash .ci/run`
 
+// The first Require's verdict holds for the whole test binary: a dead
+// controller makes sinfo retry for ~9 s, which should be paid once.
 var (
-	cachedMu sync.Mutex
-	cached   *Cluster
+	cachedMu      sync.Mutex
+	cached        *Cluster
+	cachedMissing string
 )
 
 // Require returns the running cluster named by WLC_SLURM_CONF (or
@@ -72,15 +75,27 @@ func Require(t testing.TB) *Cluster {
 	if cached != nil {
 		return cached
 	}
+	if cachedMissing != "" {
+		testenv.Missing(t, cachedMissing)
+	}
+	// Missing ends the test with runtime.Goexit, so the reason is recorded
+	// on the way out.
+	var reason string
+	missing := func(r string) { reason = r; testenv.Missing(t, r) }
+	defer func() {
+		if cached == nil {
+			cachedMissing = reason
+		}
+	}()
 	conf := os.Getenv("WLC_SLURM_CONF")
 	if conf == "" {
 		conf = os.Getenv("SLURM_CONF")
 	}
 	if conf == "" {
-		testenv.Missing(t, "no Slurm cluster: WLC_SLURM_CONF and SLURM_CONF are unset; "+startHint)
+		missing("no Slurm cluster: WLC_SLURM_CONF and SLURM_CONF are unset; " + startHint)
 	}
 	if _, err := os.Stat(conf); err != nil {
-		testenv.Missing(t, fmt.Sprintf("no Slurm cluster: %v; %s", err, startHint))
+		missing(fmt.Sprintf("no Slurm cluster: %v; %s", err, startHint))
 	}
 	for _, tool := range []string{"sinfo", "sbatch", "scontrol", "scancel", "squeue"} {
 		testenv.LookPath(t, tool)
@@ -92,7 +107,7 @@ func Require(t testing.TB) *Cluster {
 	c := &Cluster{Conf: conf, Dir: dir}
 	out, err := c.run(10*time.Second, "", "sinfo", "-h", "-N", "-o", "%N|%T|%G")
 	if err != nil {
-		testenv.Missing(t, fmt.Sprintf("Slurm cluster at %s does not answer (sinfo: %v); %s", conf, err, startHint))
+		missing(fmt.Sprintf("Slurm cluster at %s does not answer (sinfo: %v); %s", conf, err, startHint))
 	}
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -102,7 +117,7 @@ func Require(t testing.TB) *Cluster {
 		}
 		seen[f[0]] = true
 		if !usableNodeStates[f[1]] {
-			testenv.Missing(t, fmt.Sprintf("Slurm node %s is %s (see %s/log); restart the cluster: bash testdata/slurm/stop.sh, then %s",
+			missing(fmt.Sprintf("Slurm node %s is %s (see %s/log); restart the cluster: bash testdata/slurm/stop.sh, then %s",
 				f[0], f[1], dir, startHint))
 		}
 		c.Nodes = append(c.Nodes, f[0])
@@ -111,7 +126,7 @@ func Require(t testing.TB) *Cluster {
 		}
 	}
 	if len(c.Nodes) < 2 {
-		testenv.Missing(t, fmt.Sprintf("Slurm cluster at %s has nodes %v, want 2 (WLC_SLURM_NODES=2); %s", conf, c.Nodes, startHint))
+		missing(fmt.Sprintf("Slurm cluster at %s has nodes %v, want 2 (WLC_SLURM_NODES=2); %s", conf, c.Nodes, startHint))
 	}
 	cached = c
 	return c
