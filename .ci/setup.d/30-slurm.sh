@@ -9,9 +9,9 @@ wlc_slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev gcc
   # which only the -dev package provides.
   libpmix2 libpmix-dev)
 wlc_slurm_missing=()
-for p in "${wlc_slurm_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-    wlc_slurm_missing+=("$p")
+for wlc_slurm_pkg in "${wlc_slurm_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$wlc_slurm_pkg" 2>/dev/null | grep -q 'install ok installed' ||
+    wlc_slurm_missing+=("$wlc_slurm_pkg")
 done
 if [ ${#wlc_slurm_missing[@]} -gt 0 ]; then
   echo "slurm: installing ${wlc_slurm_missing[*]}"
@@ -24,7 +24,7 @@ if [ ${#wlc_slurm_missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     "${wlc_slurm_missing[@]}" >/dev/null
 fi
-unset wlc_slurm_pkgs wlc_slurm_missing p
+unset wlc_slurm_pkgs wlc_slurm_missing wlc_slurm_pkg
 
 export WLC_SLURM_DIR=${WLC_SLURM_DIR:-/tmp/wlc-slurm}
 # Registered before starting so a half-started cluster is stopped too.
