@@ -19,7 +19,7 @@
 # left and starts afresh. testdata/slurm/stop.sh undoes it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 port=${WLC_SLURM_PORT:-6817}
 nnodes=${WLC_SLURM_NODES:-2}

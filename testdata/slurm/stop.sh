@@ -5,7 +5,7 @@
 # KEEP_MUNGE=1 leaves a munged that start.sh started running.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$here/lib.sh"
 [ -d "$WLC_SLURM_DIR" ] || exit 0
 dir=$(cd "$WLC_SLURM_DIR" && pwd)
