@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/selection"
+)
+
+type exportOptions struct {
+	backend   string
+	workloads string
+	nightly   bool
+	all       bool
+	out       string
+}
+
+// nightlyDefault is implemented by backends whose unselected export is the
+// nightly set (Buildkite, like perf-eval's generator); others export all.
+type nightlyDefault interface{ NightlyByDefault() bool }
+
+func newExportCmd(e *env) *cobra.Command {
+	o := &exportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export --backend NAME [--workloads a,b | --nightly | --all] [-o DIR] [dir]",
+		Short: "Lower workloads into CI jobs through a backend",
+		Long: `export validates the workloads package (default workloads/), resolves the
+selected workloads and lowers them through one backend. Nothing is written
+unless every workload lowers cleanly; with -o the files appear all at once.
+A backend that produces one artifact prints it to stdout when -o is absent.
+
+Selection: --workloads (or the WORKLOADS variable), comma or newline
+separated, by workload name, file stem or file path; --nightly for every
+nightly workload; --all for every workload. Without any, the buildkite
+backend exports the nightly set and the others export every workload.
+
+Backends: ` + strings.Join(registry.Names(), ", ") + `.`,
+		Example: `  wlc export --backend buildkite | buildkite-agent pipeline upload
+  wlc export --backend slurm -o out/slurm --workloads deepseek_v4_flash_gb300_slurm
+  WORKLOADS=qwen3_5_b200,gpt_oss_120b_h200 wlc export --backend docker -o out/docker`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExport(e, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.backend, "backend", "", "backend: "+strings.Join(registry.Names(), ", "))
+	f.StringVar(&o.workloads, "workloads", "", "comma-separated workloads to export (default: $WORKLOADS)")
+	f.BoolVar(&o.nightly, "nightly", false, "export the nightly workloads")
+	f.BoolVar(&o.all, "all", false, "export every workload")
+	f.StringVarP(&o.out, "output", "o", "", "directory to write artifacts into")
+	cmd.RegisterFlagCompletionFunc("backend", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func runExport(e *env, o *exportOptions, args []string) error {
+	if o.backend == "" {
+		return usagef("--backend is required; valid backends: %s", strings.Join(registry.Names(), ", "))
+	}
+	b, err := registry.Lookup(o.backend)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	entries := selection.Split(o.workloads)
+	if len(entries) == 0 {
+		entries = selection.Split(e.getenv("WORKLOADS"))
+	}
+	if n := btoi(len(entries) > 0) + btoi(o.nightly) + btoi(o.all); n > 1 {
+		return usagef("choose one of --workloads (or WORKLOADS), --nightly and --all")
+	}
+
+	dir := dirArg(args, 0)
+	r, _ := e.loadWorkloads(dir)
+	if err := e.requireClean(r); err != nil {
+		return err
+	}
+	var cands []selection.Candidate
+	for _, w := range r.Workloads {
+		cands = append(cands, selection.Candidate{Name: w.Name, File: w.File, Nightly: w.Nightly})
+	}
+	var names []string
+	switch {
+	case len(entries) > 0:
+		names, err = selection.Pick(cands, entries)
+	case o.nightly:
+		names, err = selection.Nightly(cands)
+	case o.all:
+		for _, c := range cands {
+			names = append(names, c.Name)
+		}
+	default:
+		if nd, ok := b.(nightlyDefault); ok && nd.NightlyByDefault() {
+			names, err = selection.Nightly(cands)
+		} else {
+			for _, c := range cands {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	if err == nil && len(names) == 0 {
+		err = fmt.Errorf("the selection is empty")
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
+		return errReported
+	}
+	var ws []load.Workload
+	for _, n := range names {
+		w, _ := r.Workload(n)
+		ws = append(ws, w)
+	}
+	plans, err := e.resolve(r, ws)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
+		return errReported
+	}
+	arts, err := b.Lower(plans, backends.Options{Env: e.environ(), WorkloadsDir: dir})
+	if err == nil {
+		err = backends.CheckArtifacts(arts)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wlc export: %s: %v\n", b.Name(), err)
+		return errReported
+	}
+	if o.out == "" {
+		if len(arts) != 1 {
+			return usagef("the %s backend produced %d files; write them with -o DIR", b.Name(), len(arts))
+		}
+		_, err := e.stdout.Write(arts[0].Data)
+		return err
+	}
+	if err := writeAtomically(o.out, arts); err != nil {
+		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
+		return errReported
+	}
+	for _, a := range arts {
+		fmt.Fprintln(e.stdout, filepath.Join(o.out, filepath.FromSlash(a.Path)))
+	}
+	return nil
+}
+
+// writeAtomically stages every artifact in a temporary directory beside
+// the output, then renames each into place; on any failure it removes what
+// it placed, so an interrupted export leaves no partial file.
+func writeAtomically(out string, arts []backends.Artifact) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", out, err)
+	}
+	stage, err := os.MkdirTemp(out, ".wlc-export-")
+	if err != nil {
+		return fmt.Errorf("stage in %s: %w", out, err)
+	}
+	defer os.RemoveAll(stage)
+	for i, a := range arts {
+		mode := a.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		p := filepath.Join(stage, fmt.Sprintf("%d", i))
+		if err := os.WriteFile(p, a.Data, mode); err != nil {
+			return fmt.Errorf("write %s: %w", a.Path, err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return err
+		}
+	}
+	var placed []string
+	for i, a := range arts {
+		dst := filepath.Join(out, filepath.FromSlash(a.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+			err = os.Rename(filepath.Join(stage, fmt.Sprintf("%d", i)), dst)
+			if err == nil {
+				placed = append(placed, dst)
+				continue
+			}
+		}
+		for _, p := range placed {
+			os.Remove(p)
+		}
+		return fmt.Errorf("place %s in %s failed; nothing was written", a.Path, out)
+	}
+	return nil
+}
+
+func (e *env) environ() map[string]string {
+	m := map[string]string{}
+	for _, kv := range e.envList() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newListCmd(e *env) *cobra.Command {
+	var nightly bool
+	cmd := &cobra.Command{
+		Use:   "list [dir]",
+		Short: "List workloads with their fleet, shape and precision",
+		Example: `  wlc list
+  wlc list --nightly workloads/`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, _ := e.loadWorkloads(dirArg(args, 0))
+			if err := e.requireClean(r); err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPROFILE\tHARDWARE\tRUNTIME\tNODESxGPUS\tTP\tDP\tPP\tEP\tPRECISION\tNIGHTLY")
+			for _, w := range r.Workloads {
+				if nightly && !w.Nightly {
+					continue
+				}
+				p := r.Profiles[w.Profile]
+				ep := "-"
+				if w.Serve.EnableExpertParallel {
+					ep = "yes"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%d\t%d\t%d\t%s\t%s\t%s\n", w.Name, w.Profile, p.Hardware, p.Runtime,
+					w.Nodes, w.GPUsPerNode, w.Serve.TensorParallelSize, w.Serve.DataParallelSize, w.Serve.PipelineParallelSize,
+					ep, w.Precision, strings.Replace(fmt.Sprint(w.Nightly), "false", "-", 1))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&nightly, "nightly", false, "only nightly workloads")
+	return cmd
+}

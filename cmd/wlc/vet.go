@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
+
+type vetOptions struct {
+	format string
+	strict bool
+}
+
+func newVetCmd(e *env) *cobra.Command {
+	o := &vetOptions{}
+	cmd := &cobra.Command{
+		Use:   "vet [dir]",
+		Short: "Check workloads against the schema, the hardware catalog and each other",
+		Long: `vet loads the workloads package in dir (default workloads/) and reports
+every error and warning at once, each with file:line:col, what is wrong and
+what would fix it. It exits 1 when any error is found (or any warning with
+--strict), 0 otherwise.`,
+		Example: `  wlc vet workloads/
+  wlc vet --format json workloads/ > findings.json
+  wlc vet --strict`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVet(e, o, args)
+		},
+	}
+	cmd.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
+	return cmd
+}
+
+func runVet(e *env, o *vetOptions, args []string) error {
+	if o.format != "text" && o.format != "json" {
+		return usagef("--format must be text or json, not %q", o.format)
+	}
+	dir := defaultWorkloadsDir
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	r, _ := e.loadWorkloads(dir)
+	diags := r.Diags
+	if o.strict {
+		diags = diags.Promote()
+	}
+	if o.format == "json" {
+		if err := diags.WriteJSON(e.stdout); err != nil {
+			return err
+		}
+	} else {
+		diags.WriteText(e.stderr)
+	}
+	if diags.HasErrors() {
+		if o.format == "text" {
+			fmt.Fprintf(e.stderr, "wlc vet: %d error(s), %d warning(s)\n", diags.Count(diag.Error), diags.Count(diag.Warning))
+		}
+		return errReported
+	}
+	if o.format == "text" {
+		fmt.Fprintf(e.stdout, "%d workload(s) ok", len(r.Workloads))
+		if n := diags.Count(diag.Warning); n > 0 {
+			fmt.Fprintf(e.stdout, ", %d warning(s)", n)
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	return nil
+}

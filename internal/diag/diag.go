@@ -1,0 +1,139 @@
+// Package diag is the one shape of every finding wlc reports: an error or
+// warning at a file position with the CUE path it concerns, printed as
+// text for people or JSON for CI annotations and editors.
+package diag
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Severity ranks a finding; errors fail `wlc vet`, warnings do not unless
+// --strict.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Diagnostic is one finding.
+type Diagnostic struct {
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line"`
+	Column   int      `json:"column"`
+	// Path is the CUE path of the value concerned, e.g.
+	// workloads.qwen3_5_b200.serve.tensor_parallel_size.
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// String renders the finding the way compilers do, so editors and CI log
+// parsers can jump to it: file:line:col: severity: path: message.
+func (d Diagnostic) String() string {
+	loc := d.File
+	if loc == "" {
+		loc = "wlc"
+	} else if d.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+	}
+	if d.Path != "" {
+		return fmt.Sprintf("%s: %s: %s: %s", loc, d.Severity, d.Path, d.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, d.Severity, d.Message)
+}
+
+// List is an ordered set of findings.
+type List []Diagnostic
+
+// Add appends a finding.
+func (l *List) Add(d Diagnostic) { *l = append(*l, d) }
+
+// Errorf appends an error at a position.
+func (l *List) Errorf(file string, line, col int, path, format string, args ...any) {
+	l.Add(Diagnostic{Severity: Error, File: file, Line: line, Column: col, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// Warnf appends a warning at a position.
+func (l *List) Warnf(file string, line, col int, path, format string, args ...any) {
+	l.Add(Diagnostic{Severity: Warning, File: file, Line: line, Column: col, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// Count returns how many findings have severity s.
+func (l List) Count(s Severity) int {
+	n := 0
+	for _, d := range l {
+		if d.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// HasErrors reports whether any finding is an error.
+func (l List) HasErrors() bool { return l.Count(Error) > 0 }
+
+// Sorted returns the findings ordered by file, position, path and message,
+// without duplicates, so output is stable across runs and machines.
+func (l List) Sorted() List {
+	out := append(List(nil), l...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Message < b.Message
+	})
+	uniq := out[:0]
+	for i, d := range out {
+		if i > 0 && d == out[i-1] {
+			continue
+		}
+		uniq = append(uniq, d)
+	}
+	return uniq
+}
+
+// Promote turns every warning into an error (--strict).
+func (l List) Promote() List {
+	out := make(List, len(l))
+	for i, d := range l {
+		if d.Severity == Warning {
+			d.Severity = Error
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// WriteText prints one finding per line.
+func (l List) WriteText(w io.Writer) error {
+	for _, d := range l {
+		if _, err := fmt.Fprintln(w, d.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON prints the findings as a JSON array (never null).
+func (l List) WriteJSON(w io.Writer) error {
+	if l == nil {
+		l = List{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(l)
+}

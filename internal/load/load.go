@@ -1,0 +1,684 @@
+// Package load is wlc's one loader: it reads a workloads package with the
+// embedded schema overlaid, validates it completely (every error at once,
+// each with a position), and decodes workloads, profiles and the hardware
+// catalog into the Go mirror types. It is the only package that imports
+// cuelang.org/go/cue/load.
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/schema"
+)
+
+// Workload is a decoded, fully validated workload and where it was defined.
+type Workload struct {
+	schema.Workload
+	// File is the defining file, relative to the module root (slash form).
+	File   string
+	Line   int
+	Column int
+}
+
+// Result is everything one load produced. Diags holds every finding; when
+// it has errors, Workloads holds only the workloads that decoded cleanly.
+type Result struct {
+	ModuleRoot    string
+	Workloads     []Workload
+	Profiles      map[string]schema.Profile
+	Hardware      map[string]schema.Hardware
+	Architectures map[string]schema.ArchitectureFacts
+	Diags         diag.List
+}
+
+// Workload returns the workload called name.
+func (r *Result) Workload(name string) (Workload, bool) {
+	for _, w := range r.Workloads {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}
+
+// Paths of the top-level fields a workloads package defines.
+var (
+	pathWorkloads     = cue.ParsePath("workloads")
+	pathProfiles      = cue.ParsePath("profiles")
+	pathHardware      = cue.ParsePath("hardware")
+	pathArchitectures = cue.ParsePath("architectures")
+)
+
+// Load reads the workloads package in dir (a directory, as the user typed
+// it, e.g. "workloads/"). cwd makes positions relative for printing.
+func Load(ctx *cue.Context, dir, cwd string) *Result {
+	r := &Result{}
+	l := &loader{ctx: ctx, cwd: cwd, res: r}
+	l.run(dir)
+	r.Diags = collapseDisjunctions(r.Diags).Sorted()
+	return r
+}
+
+type loader struct {
+	ctx *cue.Context
+	cwd string
+	res *Result
+	// schemaDir is <module>/schema: positions there are the schema's, not
+	// the user's, and are replaced by the blamed user field's position.
+	schemaDir string
+	// files are the user's parsed files, walked to find every error once
+	// CUE's own validation stops at the first failing struct.
+	files []*ast.File
+	pkg   cue.Value
+	// defs are the schema definitions of workloads and profiles, asked
+	// which fields they allow (an erroneous struct allows anything).
+	defWorkload, defProfile cue.Value
+	// seen dedupes errors reported more than once.
+	seen map[string]bool
+}
+
+func (l *loader) errorf(format string, args ...any) {
+	l.res.Diags.Errorf("", 0, 0, "", format, args...)
+}
+
+func (l *loader) run(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		l.errorf("cannot resolve %s: %v", dir, err)
+		return
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		l.errorf("%s does not exist; give the directory holding your workloads package (e.g. workloads/)", dir)
+		return
+	case err != nil:
+		l.errorf("cannot read %s: %v", dir, err)
+		return
+	case !fi.IsDir():
+		l.errorf("%s is a file; give the directory of the workloads package (e.g. %s)", dir, filepath.Dir(dir)+string(filepath.Separator))
+		return
+	}
+	cueFiles, _ := filepath.Glob(filepath.Join(abs, "*.cue"))
+	if len(cueFiles) == 0 {
+		l.errorf("%s holds no .cue files; add workload files (see README: \"Writing a workload\")", dir)
+		return
+	}
+	root, ok := findModuleRoot(abs)
+	if !ok {
+		l.errorf("no cue.mod/module.cue found in %s or any parent; run wlc inside a wlc repository (cue.mod/ beside schema/ and workloads/)", dir)
+		return
+	}
+	l.res.ModuleRoot = root
+	l.schemaDir = filepath.Join(root, "schema")
+
+	overlay, err := l.schemaOverlay()
+	if err != nil {
+		l.errorf("embedded schema: %v", err)
+		return
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		l.errorf("%s is outside the module rooted at %s", dir, root)
+		return
+	}
+	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
+	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), "./schema"}, cfg)
+	for _, inst := range insts {
+		if inst.Err != nil {
+			l.addCUEError(inst.Err, cue.Value{})
+			return
+		}
+	}
+	vals, err := l.ctx.BuildInstances(insts)
+	if err != nil {
+		l.addCUEError(err, cue.Value{})
+		return
+	}
+	pkg, sch := vals[0], vals[1]
+	l.pkg, l.files = pkg, insts[0].Files
+	l.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
+	l.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
+	l.decodeCatalog(sch)
+
+	if !pkg.LookupPath(pathWorkloads).Exists() {
+		l.errorf("%s defines no workloads: add `workloads: <name>: {...}` (and wlc.cue with the schema import, see README)", dir)
+		return
+	}
+	l.decodeProfiles(pkg)
+	l.decodeWorkloads(pkg)
+}
+
+func findModuleRoot(dir string) (string, bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "cue.mod", "module.cue")); err == nil && !fi.IsDir() {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
+// schemaOverlay places the embedded schema at <module>/schema so the
+// workloads always meet the schema this binary was built with. A differing
+// on-disk copy gets a warning, since wlc ignores it.
+func (l *loader) schemaOverlay() (map[string]load.Source, error) {
+	overlay := map[string]load.Source{}
+	err := fs.WalkDir(schema.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := schema.Files.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(l.schemaDir, filepath.FromSlash(p))
+		if disk, err := os.ReadFile(target); err == nil && !bytes.Equal(disk, data) {
+			l.res.Diags.Warnf(l.rel(target), 0, 0, "", "differs from the schema built into wlc, which is used instead; rebuild wlc (go install ./cmd/wlc) to use the edited schema")
+		}
+		overlay[target] = load.FromBytes(data)
+		return nil
+	})
+	return overlay, err
+}
+
+func (l *loader) rel(file string) string {
+	if file == "" {
+		return ""
+	}
+	if l.cwd != "" {
+		if r, err := filepath.Rel(l.cwd, file); err == nil && !strings.HasPrefix(r, "..") {
+			return filepath.ToSlash(r)
+		}
+	}
+	return filepath.ToSlash(file)
+}
+
+func (l *loader) isSchema(file string) bool {
+	return file == "" || strings.HasPrefix(file, l.schemaDir+string(filepath.Separator))
+}
+
+func (l *loader) decodeCatalog(sch cue.Value) {
+	r := l.res
+	if err := sch.LookupPath(pathHardware).Decode(&r.Hardware); err != nil {
+		l.addCUEError(err, sch)
+	}
+	if err := sch.LookupPath(pathArchitectures).Decode(&r.Architectures); err != nil {
+		l.addCUEError(err, sch)
+	}
+}
+
+func (l *loader) decodeProfiles(pkg cue.Value) {
+	l.res.Profiles = map[string]schema.Profile{}
+	v := pkg.LookupPath(pathProfiles)
+	it, err := v.Fields()
+	if err != nil {
+		l.addCUEError(err, pkg)
+		return
+	}
+	for it.Next() {
+		pv := it.Value()
+		if !l.validate(pv, pkg) {
+			continue
+		}
+		var p schema.Profile
+		if err := pv.Decode(&p); err != nil {
+			l.addCUEError(err, pkg)
+			continue
+		}
+		l.res.Profiles[p.Name] = p
+		l.checkProfile(pv, p)
+	}
+}
+
+func (l *loader) decodeWorkloads(pkg cue.Value) {
+	it, err := pkg.LookupPath(pathWorkloads).Fields()
+	if err != nil {
+		l.addCUEError(err, pkg)
+		return
+	}
+	for it.Next() {
+		wv := it.Value()
+		if !l.validate(wv, pkg) {
+			continue
+		}
+		var w schema.Workload
+		if err := wv.Decode(&w); err != nil {
+			l.addCUEError(err, pkg)
+			continue
+		}
+		lw := Workload{Workload: w}
+		pos := l.userPos(wv.LookupPath(cue.ParsePath("profile")))
+		if pos.IsValid() {
+			lw.File = l.rel(pos.Filename())
+			lw.Line, lw.Column = pos.Line(), pos.Column()
+		}
+		if l.checkWorkload(wv, &lw) {
+			l.res.Workloads = append(l.res.Workloads, lw)
+		}
+	}
+	sort.Slice(l.res.Workloads, func(i, j int) bool { return l.res.Workloads[i].Name < l.res.Workloads[j].Name })
+}
+
+// validate checks v completely. CUE stops reporting a struct's own errors
+// (such as a field not allowed) and refuses to list its fields once one of
+// its children fails, so on failure the user's source is walked and every
+// value it defines under v is validated on its own: every error is reported
+// in one run.
+func (l *loader) validate(v, pkg cue.Value) bool {
+	err := v.Validate(cue.Concrete(true), cue.Final())
+	if err == nil {
+		return true
+	}
+	l.addCUEError(err, pkg)
+	prefix := v.Path().Selectors()
+	for _, f := range l.files {
+		l.walkDecls(f.Decls, nil, prefix)
+	}
+	return false
+}
+
+// walkDecls follows the user's struct literals along path, validating each
+// value under prefix and asking its parent whether the field is allowed.
+func (l *loader) walkDecls(decls []ast.Decl, path, prefix []cue.Selector) {
+	for _, d := range decls {
+		switch x := d.(type) {
+		case *ast.Field:
+			name, _, err := ast.LabelName(x.Label)
+			if err != nil || strings.HasPrefix(name, "_") || strings.HasPrefix(name, "#") {
+				continue
+			}
+			sel := cue.Str(name)
+			child := append(append([]cue.Selector(nil), path...), sel)
+			if !isPrefix(child, prefix) && !isPrefix(prefix, child) {
+				continue
+			}
+			if len(child) > len(prefix) {
+				if !l.allowed(path, name) {
+					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s is not a field here; check its spelling and the schema (wlc show prints a resolved workload)", name), cue.Value{}, cue.MakePath(child...))
+					continue
+				}
+				if v := l.pkg.LookupPath(cue.MakePath(child...)); v.Exists() {
+					if err := v.Validate(cue.Concrete(true), cue.Final()); err != nil {
+						l.addCUEError(err, l.pkg)
+					}
+				}
+			}
+			l.walkExpr(x.Value, child, prefix)
+		case *ast.EmbedDecl:
+			l.walkExpr(x.Expr, path, prefix)
+		}
+	}
+}
+
+func (l *loader) walkExpr(e ast.Expr, path, prefix []cue.Selector) {
+	switch x := e.(type) {
+	case *ast.StructLit:
+		l.walkDecls(x.Elts, path, prefix)
+	case *ast.ListLit:
+		for i, el := range x.Elts {
+			l.walkExpr(el, append(append([]cue.Selector(nil), path...), cue.Index(i)), prefix)
+		}
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			l.walkExpr(x.X, path, prefix)
+			l.walkExpr(x.Y, path, prefix)
+		}
+	case *ast.ParenExpr:
+		l.walkExpr(x.X, path, prefix)
+	}
+}
+
+// allowed asks the schema definition governing path whether it allows a
+// field called name. Concrete scalar siblings the user wrote are filled in
+// first, so conditional fields (k8s when runtime is "k8s") are allowed.
+func (l *loader) allowed(path []cue.Selector, name string) bool {
+	if len(path) < 2 {
+		return true
+	}
+	var def cue.Value
+	switch path[0].String() {
+	case "workloads":
+		def = l.defWorkload
+	case "profiles":
+		def = l.defProfile
+	default:
+		return true
+	}
+	if len(path) == 2 {
+		// #Workload and #Profile hold comprehensions, and CUE allows any
+		// field on a struct whose comprehensions are pending; their field
+		// sets are the Go mirror types' (kept equal by the drift test).
+		return topLevelFields(path[0].String())[name]
+	}
+	for _, sel := range path[2:] {
+		if !def.Exists() {
+			return true
+		}
+		def = l.fillScalars(def, nil)
+		var next cue.Value
+		if sel.Type() == cue.IndexLabel {
+			next = def.LookupPath(cue.MakePath(cue.AnyIndex))
+		} else {
+			for _, try := range []cue.Selector{sel, sel.Optional(), cue.AnyString} {
+				if next = def.LookupPath(cue.MakePath(try)); next.Exists() {
+					break
+				}
+			}
+		}
+		def = next
+	}
+	if !def.Exists() || def.IncompleteKind() != cue.StructKind {
+		return true
+	}
+	def = l.fillScalars(def, path)
+	return def.Allows(cue.Str(name))
+}
+
+func topLevelFields(kind string) map[string]bool {
+	var t reflect.Type
+	if kind == "workloads" {
+		t = reflect.TypeOf(schema.Workload{})
+	} else {
+		t = reflect.TypeOf(schema.Profile{})
+	}
+	out := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = true
+	}
+	return out
+}
+
+// fillScalars unifies def with the concrete scalars the user set at path.
+func (l *loader) fillScalars(def cue.Value, path []cue.Selector) cue.Value {
+	if path == nil {
+		return def
+	}
+	user := l.pkg.LookupPath(cue.MakePath(path...))
+	for _, f := range []string{"runtime", "dataset", "plugin"} {
+		v := user.LookupPath(cue.ParsePath(f))
+		if v.Exists() && v.IsConcrete() && v.Kind() == cue.StringKind && def.Allows(cue.Str(f)) {
+			if filled := def.FillPath(cue.ParsePath(f), v); filled.Err() == nil {
+				def = filled
+			}
+		}
+	}
+	return def
+}
+
+func isPrefix(p, of []cue.Selector) bool {
+	if len(p) > len(of) {
+		return false
+	}
+	for i := range p {
+		if p[i].String() != of[i].String() {
+			return false
+		}
+	}
+	return true
+}
+
+// userPos returns the position of v in a user file, looking through the
+// conjuncts CUE unified into v; it is invalid when only the schema defines
+// v.
+func (l *loader) userPos(v cue.Value) token.Pos {
+	if !v.Exists() {
+		return token.NoPos
+	}
+	if p := v.Pos(); p.IsValid() && !l.isSchema(p.Filename()) {
+		return p
+	}
+	for _, c := range conjuncts(v) {
+		if p := c.Pos(); p.IsValid() && !l.isSchema(p.Filename()) {
+			return p
+		}
+	}
+	return token.NoPos
+}
+
+func conjuncts(v cue.Value) []cue.Value {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return nil
+	}
+	var out []cue.Value
+	for _, a := range args {
+		out = append(out, a)
+		out = append(out, conjuncts(a)...)
+	}
+	return out
+}
+
+// addCUEError converts a CUE error (list) into diagnostics, each at the
+// most useful user position: the user's own value when CUE names it, else
+// the workload field a schema rule blames (see _check in the schema).
+func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	for _, e := range cueerrors.Errors(err) {
+		path := e.Path()
+		if len(at) > 0 {
+			path = nil
+			for _, s := range at[0].Selectors() {
+				path = append(path, s.Unquoted())
+			}
+		}
+		if l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] {
+			continue
+		}
+		l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] = true
+		// An error on a let (the schema's arithmetic helpers) repeats an
+		// error already reported on the field it reads.
+		if l.pkg.Exists() && len(path) > 1 && indexOf(path, "_check") < 0 && !strings.HasPrefix(path[0], "#") {
+			if p := cue.ParsePath(cuePath(path)); p.Err() == nil && !l.pkg.LookupPath(p).Exists() {
+				continue
+			}
+		}
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		msg = strings.TrimSuffix(msg, ":")
+		var pos token.Pos
+		for _, p := range cueerrors.Positions(e) {
+			if !l.isSchema(p.Filename()) && !strings.HasSuffix(p.Filename(), "wlc.cue") {
+				pos = p
+				break
+			}
+		}
+		shown := path
+		if i := indexOf(path, "_check"); i >= 0 && i+1 < len(path) {
+			// _check.<blame>.<rule>: report against <prefix>.<blame>.
+			prefix := path[:i]
+			blame := path[i+1]
+			shown = append(append([]string(nil), prefix...), splitBlame(blame)...)
+			if !pos.IsValid() && pkg.Exists() {
+				pos = l.blamePos(pkg, shown)
+			}
+		}
+		if !pos.IsValid() && pkg.Exists() && len(path) > 0 {
+			pos = l.blamePos(pkg, path)
+		}
+		if !pos.IsValid() {
+			for _, p := range cueerrors.Positions(e) {
+				pos = p
+				break
+			}
+		}
+		d := diag.Diagnostic{Severity: diag.Error, Path: joinPath(shown), Message: cleanMessage(msg)}
+		if key := d.Path + "\x00" + d.Message; l.seen[key] {
+			continue
+		} else {
+			l.seen[key] = true
+		}
+		if pos.IsValid() {
+			d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
+		}
+		l.res.Diags.Add(d)
+	}
+}
+
+// blamePos finds the nearest user-written value on path, walking up to the
+// enclosing struct when the field itself only has a schema default.
+func (l *loader) blamePos(pkg cue.Value, path []string) token.Pos {
+	for n := len(path); n > 0; n-- {
+		p := cue.ParsePath(cuePath(path[:n]))
+		if p.Err() != nil {
+			continue
+		}
+		v := pkg.LookupPath(p)
+		if pos := l.userPos(v); pos.IsValid() {
+			return pos
+		}
+		// A workload struct's own position is the pattern in wlc.cue; its
+		// required profile field is in the user's file.
+		if n == 2 && path[0] == "workloads" {
+			if pos := l.userPos(v.LookupPath(cue.ParsePath("profile"))); pos.IsValid() {
+				return pos
+			}
+		}
+	}
+	return token.NoPos
+}
+
+func indexOf(path []string, s string) int {
+	for i, p := range path {
+		if p == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// splitBlame turns a blame string such as `serve.kv_cache_dtype` or
+// `args."num_prompts"` into path elements.
+func splitBlame(b string) []string {
+	if b == "" || b == `""` {
+		return nil
+	}
+	if u, err := strconv.Unquote(b); err == nil {
+		b = u
+	}
+	p := cue.ParsePath(b)
+	if p.Err() != nil {
+		return []string{b}
+	}
+	var out []string
+	for _, s := range p.Selectors() {
+		out = append(out, s.Unquoted())
+	}
+	return out
+}
+
+func cuePath(elems []string) string {
+	var b strings.Builder
+	for i, e := range elems {
+		if isIndex(e) {
+			b.WriteString("[" + e + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if isIdent(e) {
+			b.WriteString(e)
+		} else {
+			fmt.Fprintf(&b, "%q", e)
+		}
+	}
+	return b.String()
+}
+
+func joinPath(elems []string) string {
+	var b strings.Builder
+	for i, e := range elems {
+		if isIndex(e) {
+			b.WriteString("[" + e + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if isIdent(e) {
+			b.WriteString(e)
+		} else {
+			fmt.Fprintf(&b, "%q", e)
+		}
+	}
+	return b.String()
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r == '$' || r == '#' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// cleanMessage drops CUE internals (package-qualified hidden names) that
+// mean nothing to a workload author.
+func cleanMessage(m string) string {
+	return strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
+}
+
+// collapseDisjunctions keeps one line per wrongly typed value: CUE reports
+// "N errors in empty disjunction" plus one conflict per alternative of a
+// defaulted field (*1 | int), which says the same thing N+1 times.
+func collapseDisjunctions(in diag.List) diag.List {
+	conflict := map[string]bool{}
+	for _, d := range in {
+		if strings.HasPrefix(d.Message, "conflicting values") {
+			conflict[d.Path] = true
+		}
+	}
+	var out diag.List
+	typeSeen := map[string]bool{}
+	for _, d := range in {
+		if conflict[d.Path] && strings.Contains(d.Message, "errors in empty disjunction") {
+			continue
+		}
+		if i := strings.Index(d.Message, "(mismatched types"); i >= 0 {
+			key := d.Path + d.Message[i:]
+			if typeSeen[key] {
+				continue
+			}
+			typeSeen[key] = true
+		}
+		out = append(out, d)
+	}
+	return out
+}

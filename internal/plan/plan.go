@@ -1,0 +1,132 @@
+// Package plan is the resolved, backend-neutral form of a workload: what
+// runs where, with which image, environment and exact argv. Backends
+// consume only this form; they never see CUE or the filesystem.
+//
+// Argv tokens may contain two placeholders that only the runner knows:
+// BaseURL ("{base_url}", the server's http://host:port) and ResultsDir
+// ("{results_dir}", the workload's results directory). A backend renders
+// them as references to its own runtime variables.
+package plan
+
+import "github.com/wlcdev/wlc/schema"
+
+// Placeholders for values known only when the job runs.
+const (
+	BaseURL    = "{base_url}"
+	ResultsDir = "{results_dir}"
+)
+
+// Workload is one resolved workload.
+type Workload struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// File is the CUE file defining the workload (for selection by path).
+	File string `json:"file"`
+
+	Profile  schema.Profile  `json:"profile"`
+	Hardware schema.Hardware `json:"hardware"`
+	// Platform is the container platform: cuda, rocm or xpu.
+	Platform string `json:"platform"`
+
+	Nodes       int `json:"nodes"`
+	GPUsPerNode int `json:"gpus_per_node"`
+	GPUs        int `json:"gpus"`
+
+	Model     string `json:"model"`
+	Precision string `json:"precision"`
+	// PrecisionSupport says how the hardware runs the precision: natively
+	// or through a fallback kernel.
+	PrecisionSupport schema.Support `json:"precision_support"`
+
+	Image Image `json:"image"`
+
+	// Env is the server's environment (profile env under workload env,
+	// HF_HOME added), sorted by name. Secrets are not in it.
+	Env []EnvVar `json:"env"`
+	// Secrets are variable names passed by name from the job environment.
+	Secrets []string `json:"secrets"`
+
+	StartupTimeoutS int  `json:"startup_timeout_s"`
+	TimeoutMinutes  int  `json:"timeout_in_minutes"`
+	Nightly         bool `json:"nightly"`
+	BenchOnly       bool `json:"bench_only"`
+	// Port is fixed by the workload, or 0: the runner picks a free one.
+	Port int `json:"port,omitempty"`
+
+	Serve  Serve       `json:"serve"`
+	Bench  []BenchRun  `json:"bench,omitempty"`
+	LMEval []LMEvalRun `json:"lm_eval,omitempty"`
+	BFCL   *BFCLRun    `json:"bfcl,omitempty"`
+	// BenchMetadata are the workload's free-form result tags.
+	BenchMetadata map[string]any `json:"bench_metadata,omitempty"`
+
+	// ResultsPath is where every result lands, relative to the job's
+	// working directory: results/<name>.
+	ResultsPath string `json:"results_dir"`
+}
+
+// EnvVar is one environment variable.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Image is the container image chosen for the workload and why.
+type Image struct {
+	// Ref is the image reference the job runs.
+	Ref string `json:"ref"`
+	// Pull is Ref as the cluster pulls it (after the ECR pull-through
+	// rewrite on profiles that use it).
+	Pull string `json:"pull"`
+	// Commit is the vLLM commit the image was built from, when known.
+	Commit string `json:"commit,omitempty"`
+	// Source names the rule that chose Ref (see ResolveImage).
+	Source string `json:"source"`
+	// Skip is set when the build provides no image for this platform:
+	// the step is emitted but skipped with this reason.
+	Skip string `json:"skip,omitempty"`
+}
+
+// Serve is the vLLM server.
+type Serve struct {
+	// Args follow `vllm serve`: the model, then every option. The runner
+	// adds --host/--port and the multi-node rendezvous flags.
+	Args                 []string `json:"args"`
+	TensorParallelSize   int      `json:"tensor_parallel_size"`
+	DataParallelSize     int      `json:"data_parallel_size"`
+	PipelineParallelSize int      `json:"pipeline_parallel_size"`
+	ExpertParallel       bool     `json:"enable_expert_parallel"`
+}
+
+// BenchRun is one `vllm bench serve` run after sweep expansion.
+type BenchRun struct {
+	// Name is <config>-conc-<max_concurrency>.
+	Name           string `json:"name"`
+	Config         string `json:"config"`
+	MaxConcurrency int    `json:"max_concurrency"`
+	NumPrompts     int    `json:"num_prompts"`
+	Repetitions    int    `json:"repetitions"`
+	// Args follow `vllm bench serve`; the runner adds --base-url and the
+	// result-file flags.
+	Args []string `json:"args"`
+	// RunFiles are the per-repetition result files (relative to the
+	// results dir); Result is the file holding the median over them (the
+	// only file when Repetitions is 1).
+	RunFiles []string `json:"run_files"`
+	Result   string   `json:"result"`
+}
+
+// LMEvalRun is one lm-evaluation-harness task.
+type LMEvalRun struct {
+	Task string `json:"task"`
+	// Argv is the whole command, starting with lm_eval.
+	Argv []string `json:"argv"`
+}
+
+// BFCLRun runs the BFCL categories: generate, then evaluate.
+type BFCLRun struct {
+	Categories []string `json:"categories"`
+	Env        []EnvVar `json:"env"`
+	Generate   []string `json:"generate"`
+	Evaluate   []string `json:"evaluate"`
+}

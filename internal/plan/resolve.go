@@ -1,0 +1,515 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wlcdev/wlc/schema"
+)
+
+// Catalog is what resolution reads besides the workload itself.
+type Catalog struct {
+	Profiles      map[string]schema.Profile
+	Hardware      map[string]schema.Hardware
+	Architectures map[string]schema.ArchitectureFacts
+}
+
+// Overrides are the export-time inputs a build passes through its
+// environment (perf-eval.md §1.8).
+type Overrides struct {
+	VLLMImage     string // VLLM_IMAGE
+	VLLMCommit    string // VLLM_COMMIT
+	VLLMImageCUDA string // VLLM_IMAGE_CUDA
+	VLLMImageROCm string // VLLM_IMAGE_ROCM
+	VLLMImageXPU  string // VLLM_IMAGE_XPU
+}
+
+// OverridesFromEnv reads the overrides with getenv.
+func OverridesFromEnv(getenv func(string) string) Overrides {
+	return Overrides{
+		VLLMImage:     strings.TrimSpace(getenv("VLLM_IMAGE")),
+		VLLMCommit:    strings.TrimSpace(getenv("VLLM_COMMIT")),
+		VLLMImageCUDA: strings.TrimSpace(getenv("VLLM_IMAGE_CUDA")),
+		VLLMImageROCm: strings.TrimSpace(getenv("VLLM_IMAGE_ROCM")),
+		VLLMImageXPU:  strings.TrimSpace(getenv("VLLM_IMAGE_XPU")),
+	}
+}
+
+// Resolve turns a validated workload into its plan. The loader has already
+// checked every constraint; an error here means the catalog is
+// inconsistent with the workload, which the loader would have reported.
+func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workload, error) {
+	prof, ok := cat.Profiles[w.Profile]
+	if !ok {
+		return Workload{}, fmt.Errorf("workload %s: unknown profile %q", w.Name, w.Profile)
+	}
+	hw, ok := cat.Hardware[prof.Hardware]
+	if !ok {
+		return Workload{}, fmt.Errorf("profile %s: unknown hardware %q", prof.Name, prof.Hardware)
+	}
+	support := cat.Architectures[hw.Architecture].Weights[w.Precision]
+
+	p := Workload{
+		Name:             w.Name,
+		Description:      w.Description,
+		File:             file,
+		Profile:          prof,
+		Hardware:         hw,
+		Platform:         PlatformOf(hw.Vendor),
+		Nodes:            w.Nodes,
+		GPUsPerNode:      w.GPUsPerNode,
+		GPUs:             w.Nodes * w.GPUsPerNode,
+		Model:            w.Model,
+		Precision:        w.Precision,
+		PrecisionSupport: support,
+		StartupTimeoutS:  w.StartupTimeoutS,
+		TimeoutMinutes:   w.TimeoutInMinutes,
+		Nightly:          w.Nightly,
+		BenchOnly:        w.BenchOnly,
+		Port:             w.Port,
+		ResultsPath:      "results/" + w.Name,
+	}
+	p.Image = ResolveImage(w, prof, p.Platform, ov)
+	p.Env = mergeEnv(prof, w)
+	p.Secrets = uniqueSorted(append(append([]string(nil), prof.Secrets...), w.Secrets...))
+	p.Serve = serveArgs(w)
+	if w.VLLMBench != nil {
+		p.Bench = benchRuns(w)
+		if len(w.VLLMBench.Metadata) > 0 {
+			p.BenchMetadata = w.VLLMBench.Metadata
+		}
+	}
+	if w.LMEval != nil {
+		p.LMEval = lmEvalRuns(w)
+	}
+	if w.BFCL != nil {
+		p.BFCL = bfclRun(w)
+	}
+	return p, nil
+}
+
+// PlatformOf maps a hardware vendor to the vLLM image platform.
+func PlatformOf(vendor string) string {
+	switch vendor {
+	case "amd":
+		return "rocm"
+	case "intel":
+		return "xpu"
+	}
+	return "cuda"
+}
+
+func mergeEnv(prof schema.Profile, w schema.Workload) []EnvVar {
+	m := map[string]string{}
+	for k, v := range prof.Env {
+		m[k] = v
+	}
+	for k, v := range w.Env {
+		m[k] = v
+	}
+	if _, set := m["HF_HOME"]; !set && prof.HFHome != "" {
+		m["HF_HOME"] = prof.HFHome
+	}
+	out := make([]EnvVar, 0, len(m))
+	for k, v := range m {
+		out = append(out, EnvVar{Name: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func uniqueSorted(in []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serveArgs renders the typed serve options in a fixed order (model, then
+// parallelism, then the rest as vLLM groups them), extra_args last.
+func serveArgs(w schema.Workload) Serve {
+	s := w.Serve
+	a := []string{w.Model}
+	flag := func(name string, vals ...string) { a = append(append(a, "--"+name), vals...) }
+	if s.TensorParallelSize > 1 {
+		flag("tensor-parallel-size", strconv.Itoa(s.TensorParallelSize))
+	}
+	if s.PipelineParallelSize > 1 {
+		flag("pipeline-parallel-size", strconv.Itoa(s.PipelineParallelSize))
+	}
+	if s.DataParallelSize > 1 {
+		flag("data-parallel-size", strconv.Itoa(s.DataParallelSize))
+	}
+	if s.EnableExpertParallel {
+		flag("enable-expert-parallel")
+	}
+	if s.MaxModelLen != nil {
+		flag("max-model-len", scalar(s.MaxModelLen))
+	}
+	if s.MaxNumSeqs > 0 {
+		flag("max-num-seqs", strconv.Itoa(s.MaxNumSeqs))
+	}
+	if s.MaxNumBatchedTokens > 0 {
+		flag("max-num-batched-tokens", strconv.Itoa(s.MaxNumBatchedTokens))
+	}
+	if s.GPUMemoryUtilization > 0 {
+		flag("gpu-memory-utilization", scalar(s.GPUMemoryUtilization))
+	}
+	if s.KVCacheDtype != "" {
+		flag("kv-cache-dtype", s.KVCacheDtype)
+	}
+	if s.BlockSize > 0 {
+		flag("block-size", strconv.Itoa(s.BlockSize))
+	}
+	if s.EnablePrefixCaching != nil {
+		if *s.EnablePrefixCaching {
+			flag("enable-prefix-caching")
+		} else {
+			flag("no-enable-prefix-caching")
+		}
+	}
+	if s.TrustRemoteCode {
+		flag("trust-remote-code")
+	}
+	if s.TokenizerMode != "" {
+		flag("tokenizer-mode", s.TokenizerMode)
+	}
+	if s.LanguageModelOnly {
+		flag("language-model-only")
+	}
+	if s.MoEBackend != "" {
+		flag("moe-backend", s.MoEBackend)
+	}
+	if s.ToolCallParser != "" {
+		flag("tool-call-parser", s.ToolCallParser)
+	}
+	if s.EnableAutoToolChoice {
+		flag("enable-auto-tool-choice")
+	}
+	if s.ReasoningParser != "" {
+		flag("reasoning-parser", s.ReasoningParser)
+	}
+	for _, c := range []struct {
+		name string
+		v    map[string]any
+	}{
+		{"speculative-config", s.SpeculativeConfig},
+		{"compilation-config", s.CompilationConfig},
+		{"attention-config", s.AttentionConfig},
+		{"kernel-config", s.KernelConfig},
+	} {
+		if c.v != nil {
+			flag(c.name, compactJSON(c.v))
+		}
+	}
+	a = append(a, s.ExtraArgs...)
+	return Serve{
+		Args:                 a,
+		TensorParallelSize:   s.TensorParallelSize,
+		DataParallelSize:     s.DataParallelSize,
+		PipelineParallelSize: s.PipelineParallelSize,
+		ExpertParallel:       s.EnableExpertParallel,
+	}
+}
+
+// benchRuns expands every config over its concurrency sweep.
+func benchRuns(w schema.Workload) []BenchRun {
+	var out []BenchRun
+	for _, c := range w.VLLMBench.Configs {
+		for i, conc := range c.MaxConcurrency.Values {
+			np := c.NumPrompts.Values[0]
+			if len(c.NumPrompts.Values) == len(c.MaxConcurrency.Values) {
+				np = c.NumPrompts.Values[i]
+			}
+			name := fmt.Sprintf("%s-conc-%d", c.Name, conc)
+			args := []string{"--model", w.Model}
+			if c.Backend != "" {
+				args = append(args, "--backend", c.Backend)
+				if c.Backend == "openai-chat" {
+					args = append(args, "--endpoint", "/v1/chat/completions")
+				}
+			}
+			switch c.Dataset {
+			case "speed_bench":
+				args = append(args, "--dataset-name", "speed_bench", "--speed-bench-dataset-subset", c.SpeedBenchDatasetSubset)
+				if c.SpeedBenchCategory != "" {
+					args = append(args, "--speed-bench-category", c.SpeedBenchCategory)
+				}
+				args = append(args, "--speed-bench-output-len", strconv.Itoa(c.OutputLen))
+			default:
+				args = append(args, "--dataset-name", "random",
+					"--random-input-len", strconv.Itoa(c.InputLen),
+					"--random-output-len", strconv.Itoa(c.OutputLen),
+					"--ignore-eos")
+			}
+			args = append(args, "--num-prompts", strconv.Itoa(np), "--max-concurrency", strconv.Itoa(conc))
+			if w.Serve.TrustRemoteCode {
+				args = append(args, "--trust-remote-code")
+			}
+			args = append(args, BenchArgs(c.Args)...)
+			run := BenchRun{Name: name, Config: c.Name, MaxConcurrency: conc, NumPrompts: np, Repetitions: c.Repetitions, Args: args}
+			run.Result = "bench-" + name + ".json"
+			if c.Repetitions > 1 {
+				for r := 1; r <= c.Repetitions; r++ {
+					run.RunFiles = append(run.RunFiles, fmt.Sprintf("bench-%s-run-%d.json", name, r))
+				}
+			} else {
+				run.RunFiles = []string{run.Result}
+			}
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// BenchArgs renders extra `vllm bench serve` options: keys normalized to
+// dashed long names and sorted; true is a bare flag, false and null omit
+// the flag, a list repeats it, a struct becomes compact JSON.
+func BenchArgs(args map[string]any) []string {
+	keys := make([]string, 0, len(args))
+	norm := map[string]any{}
+	for k, v := range args {
+		n := strings.ReplaceAll(strings.TrimLeft(k, "-"), "_", "-")
+		norm[n] = v
+		keys = append(keys, n)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		switch v := norm[k].(type) {
+		case nil:
+		case bool:
+			if v {
+				out = append(out, "--"+k)
+			}
+		case []any:
+			for _, e := range v {
+				out = append(out, "--"+k, scalar(e))
+			}
+		default:
+			out = append(out, "--"+k, scalar(v))
+		}
+	}
+	return out
+}
+
+func lmEvalRuns(w schema.Workload) []LMEvalRun {
+	var out []LMEvalRun
+	for _, t := range w.LMEval.Tasks {
+		merged := map[string]any{}
+		for k, v := range w.LMEval.ModelArgs {
+			merged[k] = v
+		}
+		for k, v := range t.ModelArgs {
+			merged[k] = v
+		}
+		// model and base_url lead; the rest sorted, rendered the way
+		// lm-eval parses them (Python literals for True/False/None).
+		kv := []string{"model=" + w.Model, "base_url=" + BaseURL + "/v1/completions"}
+		for _, k := range sortedKeys(merged) {
+			if k == "model" || k == "base_url" {
+				continue
+			}
+			kv = append(kv, k+"="+pyLiteral(merged[k]))
+		}
+		out = append(out, LMEvalRun{
+			Task: t.Name,
+			Argv: []string{
+				"lm_eval", "--model", "local-completions",
+				"--model_args", strings.Join(kv, ","),
+				"--tasks", t.Name,
+				"--num_fewshot", strconv.Itoa(t.NumFewshot),
+				"--output_path", ResultsDir + "/lm_eval/" + t.Name,
+				"--log_samples",
+			},
+		})
+	}
+	return out
+}
+
+func bfclRun(w schema.Workload) *BFCLRun {
+	b := w.BFCL
+	cats := strings.Join(b.TestCategories, ",")
+	env := []EnvVar{
+		{Name: "BFCL_PROJECT_ROOT", Value: ResultsDir + "/bfcl"},
+		{Name: "OPENAI_BASE_URL", Value: BaseURL + "/v1"},
+	}
+	if b.MaximumStepLimit > 0 {
+		env = append(env, EnvVar{Name: "BFCL_MAXIMUM_STEP_LIMIT", Value: strconv.Itoa(b.MaximumStepLimit)})
+	}
+	if b.MaxTestCases != nil {
+		env = append(env, EnvVar{Name: "BFCL_MAX_TEST_CASES", Value: scalar(b.MaxTestCases)})
+	}
+	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+	return &BFCLRun{
+		Categories: b.TestCategories,
+		Env:        env,
+		Generate: []string{"bfcl", "generate", "--model", w.Model, "--test-category", cats,
+			"--num-threads", strconv.Itoa(b.NumThreads), "--temperature", scalar(b.Temperature),
+			"--skip-server-setup"},
+		Evaluate: []string{"bfcl", "evaluate", "--model", w.Model, "--test-category", cats},
+	}
+}
+
+// scalar renders a decoded CUE value as one argv token: numbers without
+// exponent noise, structs and lists as compact JSON.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case json.Number:
+		return x.String()
+	case nil:
+		return "null"
+	default:
+		return compactJSON(x)
+	}
+}
+
+func pyLiteral(v any) string {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case nil:
+		return "None"
+	}
+	return scalar(v)
+}
+
+// compactJSON is deterministic: encoding/json sorts map keys.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var (
+	nightlySHA = regexp.MustCompile(`^nightly-([0-9a-f]{7,40})$`)
+	anySHA     = regexp.MustCompile(`(?:^|[-_.])([0-9a-f]{12,40})(?:$|[-_.])`)
+)
+
+// CommitFromImage finds the vLLM commit in an image tag: nightly-<sha>
+// first, else any 12-40 hex run delimited by - _ or . (perf-eval §3.5).
+func CommitFromImage(image string) string {
+	ref := image
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	slash := strings.LastIndex(ref, "/")
+	colon := strings.LastIndex(ref, ":")
+	if colon <= slash {
+		return ""
+	}
+	tag := ref[colon+1:]
+	if m := nightlySHA.FindStringSubmatch(tag); m != nil {
+		return m[1]
+	}
+	if m := anySHA.FindStringSubmatch(tag); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// ecrPublic is rewritten to the private pull-through cache on profiles
+// that use it (perf-eval #11: public ECR rate-limited B200 pods).
+const (
+	ecrPublic      = "public.ecr.aws/"
+	ecrPullThrough = "936637512419.dkr.ecr.us-west-2.amazonaws.com/vllm-ci-pull-through-cache/"
+)
+
+// PullRef applies the ECR pull-through rewrite when the profile uses it.
+func PullRef(ref string, prof schema.Profile) string {
+	if prof.ECRPullThroughCache && prof.Runtime == "k8s" && strings.HasPrefix(ref, ecrPublic) {
+		return ecrPullThrough + strings.TrimPrefix(ref, ecrPublic)
+	}
+	return ref
+}
+
+// ResolveImage picks the image by perf-eval's precedence (§3.5, with the
+// per-platform pins of #63):
+//  1. pin_image with an explicit image wins over everything;
+//  2. VLLM_IMAGE_<PLATFORM> for this platform; when only other platforms
+//     are pinned and VLLM_IMAGE is unset, the step is skipped;
+//  3. VLLM_IMAGE, unless it is built for another platform (a CUDA image
+//     never runs on ROCm or XPU): then VLLM_COMMIT, if set, selects this
+//     platform's nightly, else rule 5;
+//  4. VLLM_COMMIT: <image_repo>:nightly-<commit>;
+//  5. the workload's image, else <image_repo>:nightly.
+func ResolveImage(w schema.Workload, prof schema.Profile, platform string, ov Overrides) Image {
+	repo := prof.ImageRepo
+	if repo == "" {
+		repo = "vllm/vllm-openai"
+	}
+	fallback := func() Image {
+		if w.Image != "" {
+			return Image{Ref: w.Image, Commit: CommitFromImage(w.Image), Source: "workload image"}
+		}
+		return Image{Ref: repo + ":nightly", Source: "default (" + repo + ":nightly)"}
+	}
+	fromCommit := func() Image {
+		return Image{Ref: repo + ":nightly-" + ov.VLLMCommit, Commit: ov.VLLMCommit, Source: "VLLM_COMMIT"}
+	}
+	var img Image
+	pins := map[string]string{"cuda": ov.VLLMImageCUDA, "rocm": ov.VLLMImageROCm, "xpu": ov.VLLMImageXPU}
+	switch {
+	case w.PinImage && w.Image != "":
+		img = Image{Ref: w.Image, Commit: CommitFromImage(w.Image), Source: "pin_image"}
+	case pins[platform] != "":
+		ref := pins[platform]
+		commit := ov.VLLMCommit
+		if commit == "" {
+			commit = CommitFromImage(ref)
+		}
+		img = Image{Ref: ref, Commit: commit, Source: "VLLM_IMAGE_" + strings.ToUpper(platform)}
+	case ov.VLLMImage == "" && (ov.VLLMImageCUDA != "" || ov.VLLMImageROCm != "" || ov.VLLMImageXPU != ""):
+		img = fallback()
+		img.Skip = fmt.Sprintf("no %s image: set VLLM_IMAGE_%s", strings.ToUpper(platform), strings.ToUpper(platform))
+	case ov.VLLMImage != "" && (platform == "cuda" || strings.Contains(strings.ToLower(ov.VLLMImage), platform)):
+		commit := ov.VLLMCommit
+		if commit == "" {
+			commit = CommitFromImage(ov.VLLMImage)
+		}
+		img = Image{Ref: ov.VLLMImage, Commit: commit, Source: "VLLM_IMAGE"}
+	case ov.VLLMCommit != "":
+		img = fromCommit()
+	default:
+		img = fallback()
+	}
+	img.Pull = PullRef(img.Ref, prof)
+	return img
+}

@@ -1,0 +1,19 @@
+// Package schema holds wlc's CUE schema (the single source of truth for
+// workloads, profiles and the hardware catalog) and the Go types that
+// mirror it. The .cue files are embedded so wlc works from any directory;
+// the same files are a normal CUE package the plain cue CLI can vet.
+package schema
+
+import "embed"
+
+// Files are the schema's .cue sources, overlaid at <module>/schema when a
+// workloads package is loaded, so the binary's schema always wins.
+//
+//go:embed *.cue
+var Files embed.FS
+
+// ImportPath is the CUE import path of this package.
+const ImportPath = "github.com/wlcdev/wlc/schema"
+
+// ModulePath is the CUE module path of a wlc repository.
+const ModulePath = "github.com/wlcdev/wlc@v0"

@@ -1,0 +1,192 @@
+package schema
+
+// The types below mirror the CUE definitions field for field (json tags are
+// the CUE field names); TestSchemaMirror keeps the two in sync.
+
+// Support mirrors #Support.
+type Support struct {
+	Path   string `json:"path"`
+	Kernel string `json:"kernel"`
+}
+
+// ArchitectureFacts mirrors #ArchitectureFacts.
+type ArchitectureFacts struct {
+	Generation    string             `json:"generation"`
+	Weights       map[string]Support `json:"weights"`
+	KVCacheDtypes []string           `json:"kv_cache_dtypes"`
+}
+
+// Hardware mirrors #Hardware.
+type Hardware struct {
+	Name         string  `json:"name"`
+	Vendor       string  `json:"vendor"`
+	Architecture string  `json:"architecture"`
+	Generation   string  `json:"generation"`
+	GPUsPerNode  int     `json:"gpus_per_node"`
+	MemoryGiB    float64 `json:"memory_gib"`
+}
+
+// Profile mirrors #Profile.
+type Profile struct {
+	Name                string            `json:"name"`
+	Hardware            string            `json:"hardware"`
+	Runtime             string            `json:"runtime"`
+	Queue               string            `json:"queue"`
+	AgentTags           map[string]string `json:"agent_tags"`
+	HFHome              string            `json:"hf_home,omitempty"`
+	Env                 map[string]string `json:"env"`
+	Secrets             []string          `json:"secrets"`
+	ImageRepo           string            `json:"image_repo"`
+	ECRPullThroughCache bool              `json:"ecr_pull_through_cache"`
+	K8s                 *K8s              `json:"k8s,omitempty"`
+	Docker              *DockerHost       `json:"docker,omitempty"`
+	Slurm               *SlurmCluster     `json:"slurm,omitempty"`
+}
+
+// K8s mirrors #K8s.
+type K8s struct {
+	Plugin          string         `json:"plugin"`
+	HFCacheVolume   map[string]any `json:"hf_cache_volume"`
+	ImagePullSecret string         `json:"image_pull_secret"`
+	HFTokenSecret   SecretKeyRef   `json:"hf_token_secret"`
+}
+
+// SecretKeyRef names a key of a Kubernetes secret.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// DockerHost mirrors #DockerHost.
+type DockerHost struct {
+	AlwaysPull bool     `json:"always_pull"`
+	Volumes    []string `json:"volumes"`
+	ShmSize    string   `json:"shm_size"`
+}
+
+// SlurmCluster mirrors #SlurmCluster.
+type SlurmCluster struct {
+	Partition       string   `json:"partition,omitempty"`
+	Account         string   `json:"account,omitempty"`
+	QOS             string   `json:"qos,omitempty"`
+	Reservation     string   `json:"reservation,omitempty"`
+	TimeLimit       string   `json:"time_limit"`
+	MaxNodes        int      `json:"max_nodes"`
+	Gres            string   `json:"gres,omitempty"`
+	Exclusive       bool     `json:"exclusive"`
+	MPI             string   `json:"mpi,omitempty"`
+	ExtraSbatchArgs []string `json:"extra_sbatch_args"`
+	ExtraSrunArgs   []string `json:"extra_srun_args"`
+	Pyxis           *Pyxis   `json:"pyxis,omitempty"`
+}
+
+// Pyxis mirrors #Pyxis.
+type Pyxis struct {
+	Image     string  `json:"image,omitempty"`
+	Mounts    []Mount `json:"mounts"`
+	Workdir   string  `json:"workdir,omitempty"`
+	RemapRoot bool    `json:"remap_root"`
+}
+
+// Mount mirrors #Mount.
+type Mount struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"read_only"`
+}
+
+// Workload mirrors #Workload.
+type Workload struct {
+	Name             string            `json:"name"`
+	Description      string            `json:"description,omitempty"`
+	Profile          string            `json:"profile"`
+	Nodes            int               `json:"nodes"`
+	GPUsPerNode      int               `json:"gpus_per_node"`
+	Model            string            `json:"model"`
+	Precision        string            `json:"precision"`
+	Image            string            `json:"image,omitempty"`
+	PinImage         bool              `json:"pin_image"`
+	Env              map[string]string `json:"env"`
+	Secrets          []string          `json:"secrets"`
+	StartupTimeoutS  int               `json:"startup_timeout_s"`
+	TimeoutInMinutes int               `json:"timeout_in_minutes"`
+	Nightly          bool              `json:"nightly"`
+	BenchOnly        bool              `json:"bench_only"`
+	Port             int               `json:"port,omitempty"`
+	Serve            Serve             `json:"serve"`
+	LMEval           *LMEval           `json:"lm_eval,omitempty"`
+	VLLMBench        *VLLMBench        `json:"vllm_bench,omitempty"`
+	BFCL             *BFCL             `json:"bfcl,omitempty"`
+}
+
+// Serve mirrors #Serve.
+type Serve struct {
+	TensorParallelSize   int            `json:"tensor_parallel_size"`
+	DataParallelSize     int            `json:"data_parallel_size"`
+	PipelineParallelSize int            `json:"pipeline_parallel_size"`
+	EnableExpertParallel bool           `json:"enable_expert_parallel"`
+	KVCacheDtype         string         `json:"kv_cache_dtype,omitempty"`
+	MaxModelLen          any            `json:"max_model_len,omitempty"` // int or "auto"
+	MaxNumSeqs           int            `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int            `json:"max_num_batched_tokens,omitempty"`
+	GPUMemoryUtilization float64        `json:"gpu_memory_utilization,omitempty"`
+	BlockSize            int            `json:"block_size,omitempty"`
+	EnablePrefixCaching  *bool          `json:"enable_prefix_caching,omitempty"`
+	TrustRemoteCode      bool           `json:"trust_remote_code"`
+	TokenizerMode        string         `json:"tokenizer_mode,omitempty"`
+	ToolCallParser       string         `json:"tool_call_parser,omitempty"`
+	ReasoningParser      string         `json:"reasoning_parser,omitempty"`
+	EnableAutoToolChoice bool           `json:"enable_auto_tool_choice"`
+	LanguageModelOnly    bool           `json:"language_model_only"`
+	MoEBackend           string         `json:"moe_backend,omitempty"`
+	SpeculativeConfig    map[string]any `json:"speculative_config,omitempty"`
+	CompilationConfig    map[string]any `json:"compilation_config,omitempty"`
+	AttentionConfig      map[string]any `json:"attention_config,omitempty"`
+	KernelConfig         map[string]any `json:"kernel_config,omitempty"`
+	ExtraArgs            []string       `json:"extra_args"`
+}
+
+// LMEval mirrors #LMEval.
+type LMEval struct {
+	ModelArgs map[string]any `json:"model_args"`
+	Tasks     []LMEvalTask   `json:"tasks"`
+}
+
+// LMEvalTask mirrors #LMEvalTask.
+type LMEvalTask struct {
+	Name       string         `json:"name"`
+	NumFewshot int            `json:"num_fewshot"`
+	ModelArgs  map[string]any `json:"model_args"`
+}
+
+// VLLMBench mirrors #VLLMBench.
+type VLLMBench struct {
+	Metadata map[string]any `json:"metadata"`
+	Configs  []BenchConfig  `json:"configs"`
+}
+
+// BenchConfig mirrors #BenchConfig. MaxConcurrency and NumPrompts are
+// normalized to lists by the loader (a scalar is a one-entry sweep).
+type BenchConfig struct {
+	Name                    string         `json:"name"`
+	Backend                 string         `json:"backend,omitempty"`
+	Dataset                 string         `json:"dataset"`
+	InputLen                int            `json:"input_len"`
+	OutputLen               int            `json:"output_len"`
+	MaxConcurrency          IntOrList      `json:"max_concurrency"`
+	NumPrompts              IntOrList      `json:"num_prompts"`
+	Repetitions             int            `json:"repetitions"`
+	Args                    map[string]any `json:"args"`
+	SpeedBenchDatasetSubset string         `json:"speed_bench_dataset_subset,omitempty"`
+	SpeedBenchCategory      string         `json:"speed_bench_category,omitempty"`
+}
+
+// BFCL mirrors #BFCL.
+type BFCL struct {
+	TestCategories   []string `json:"test_categories"`
+	NumThreads       int      `json:"num_threads"`
+	Temperature      float64  `json:"temperature"`
+	MaximumStepLimit int      `json:"maximum_step_limit,omitempty"`
+	// MaxTestCases is an int (every category) or a map category -> int.
+	MaxTestCases any `json:"max_test_cases,omitempty"`
+}
