@@ -113,6 +113,9 @@ type Workload struct {
 	Nightly          bool              `json:"nightly"`
 	BenchOnly        bool              `json:"bench_only"`
 	Port             int               `json:"port,omitempty"`
+	CheckpointGiB    float64           `json:"checkpoint_gib,omitempty"`
+	ParamsB          float64           `json:"params_b,omitempty"`
+	MemoryHeadroom   float64           `json:"memory_headroom"`
 	Serve            Serve             `json:"serve"`
 	LMEval           *LMEval           `json:"lm_eval,omitempty"`
 	VLLMBench        *VLLMBench        `json:"vllm_bench,omitempty"`
