@@ -46,11 +46,11 @@ type env struct {
 // loadWorkloads runs the loader once for the run and prints its findings.
 // It returns the result even when it has errors, so vet can report and
 // list/show can refuse.
-func (e *env) loadWorkloads(dir string) (*load.Result, error) {
+func (e *env) loadWorkloads(dir string, opts ...load.Options) (*load.Result, error) {
 	if e.ctx == nil {
 		e.ctx = cuecontext.New()
 	}
-	return load.Load(e.ctx, dir, e.cwd), nil
+	return load.Load(e.ctx, dir, e.cwd, opts...), nil
 }
 
 // requireClean prints findings and fails when any is an error.

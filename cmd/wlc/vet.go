@@ -6,11 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/vllmflags"
 )
 
 type vetOptions struct {
-	format string
-	strict bool
+	format    string
+	strict    bool
+	vllmFlags string
 }
 
 func newVetCmd(e *env) *cobra.Command {
@@ -24,6 +27,7 @@ what would fix it. It exits 1 when any error is found (or any warning with
 --strict), 0 otherwise.`,
 		Example: `  wlc vet workloads/
   wlc vet --format json workloads/ > findings.json
+  wlc vet --vllm-flags vllm-flags/v0.13.0.json workloads/
   wlc vet --strict`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -32,6 +36,7 @@ what would fix it. It exits 1 when any error is found (or any warning with
 	}
 	cmd.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
+	cmd.Flags().StringVar(&o.vllmFlags, "vllm-flags", "", "check every serve and bench flag against this vLLM flag catalog (JSON, one vLLM version)")
 	return cmd
 }
 
@@ -43,7 +48,15 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	if len(args) == 1 {
 		dir = args[0]
 	}
-	r, _ := e.loadWorkloads(dir)
+	var lo load.Options
+	if o.vllmFlags != "" {
+		cat, err := vllmflags.Load(o.vllmFlags)
+		if err != nil {
+			return usagef("--vllm-flags: %v", err)
+		}
+		lo.VLLMFlags = cat
+	}
+	r, _ := e.loadWorkloads(dir, lo)
 	diags := r.Diags
 	if o.strict {
 		diags = diags.Promote()

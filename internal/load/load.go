@@ -23,6 +23,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -64,20 +65,31 @@ var (
 	pathArchitectures = cue.ParsePath("architectures")
 )
 
+// Options are optional inputs of a load.
+type Options struct {
+	// VLLMFlags, when set, checks every serve and bench flag against the
+	// flags of one vLLM version.
+	VLLMFlags *vllmflags.Catalog
+}
+
 // Load reads the workloads package in dir (a directory, as the user typed
 // it, e.g. "workloads/"). cwd makes positions relative for printing.
-func Load(ctx *cue.Context, dir, cwd string) *Result {
+func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 	r := &Result{}
 	l := &loader{ctx: ctx, cwd: cwd, res: r}
+	if len(opts) > 0 {
+		l.opts = opts[0]
+	}
 	l.run(dir)
 	r.Diags = collapseDisjunctions(r.Diags).Sorted()
 	return r
 }
 
 type loader struct {
-	ctx *cue.Context
-	cwd string
-	res *Result
+	opts Options
+	ctx  *cue.Context
+	cwd  string
+	res  *Result
 	// schemaDir is <module>/schema: positions there are the schema's, not
 	// the user's, and are replaced by the blamed user field's position.
 	schemaDir string
@@ -478,7 +490,7 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		if len(at) > 0 {
 			path = nil
 			for _, s := range at[0].Selectors() {
-				path = append(path, s.Unquoted())
+				path = append(path, selLabel(s))
 			}
 		}
 		if l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] {
@@ -581,9 +593,21 @@ func splitBlame(b string) []string {
 	}
 	var out []string
 	for _, s := range p.Selectors() {
-		out = append(out, s.Unquoted())
+		out = append(out, selLabel(s))
 	}
 	return out
+}
+
+// selLabel is a selector as a path element: the unquoted name, or the
+// index of a list element (Unquoted panics on those).
+func selLabel(s cue.Selector) string {
+	switch {
+	case s.IsString():
+		return s.Unquoted()
+	case s.LabelType() == cue.IndexLabel && !s.IsConstraint():
+		return strconv.Itoa(s.Index())
+	}
+	return s.String()
 }
 
 func cuePath(elems []string) string {

@@ -1,0 +1,337 @@
+// Package vllmflags checks argv against a catalog of the flags a vLLM
+// version accepts (`vllm serve` and `vllm bench serve`), so a flag the
+// pinned image lacks, a value outside a flag's choices or an unknown key in
+// a JSON config flag is a vet error instead of a crash on a GPU host hours
+// later (perf-eval build 311: --attention-config.use_trtllm_ragged_... was
+// unknown to the pinned nightly).
+//
+// The catalog format is the one of corpus/vllm-flags (a JSON file per vLLM
+// revision, extracted statically from vLLM's argparse definitions); wlc
+// reads it at run time and ships none.
+package vllmflags
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Flag is one option of a vLLM command.
+type Flag struct {
+	Flag          string      `json:"flag"`
+	Aliases       []string    `json:"aliases"`
+	Type          string      `json:"type"`
+	Choices       []any       `json:"choices"`
+	BoolPair      bool        `json:"bool_pair"`
+	Nargs         string      `json:"nargs"`
+	Deprecated    any         `json:"deprecated"`
+	JSONExtraKeys string      `json:"json_extra_keys"`
+	JSONFields    []JSONField `json:"json_fields"`
+}
+
+// JSONField is a key of a JSON config flag (e.g. --attention-config).
+type JSONField struct {
+	Name    string `json:"name"`
+	Choices []any  `json:"choices"`
+}
+
+// Catalog is the flag set of one vLLM revision.
+type Catalog struct {
+	Label string
+	Serve map[string]*Flag
+	Bench map[string]*Flag
+}
+
+type file struct {
+	Meta struct {
+		Label string `json:"label"`
+	} `json:"meta"`
+	Serve []*Flag `json:"serve"`
+	Bench []*Flag `json:"bench_serve"`
+}
+
+// Load reads a catalog file.
+func Load(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a vLLM flag catalog: %w", path, err)
+	}
+	if len(f.Serve) == 0 {
+		return nil, fmt.Errorf("%s: not a vLLM flag catalog: no serve flags", path)
+	}
+	c := &Catalog{Label: f.Meta.Label, Serve: index(f.Serve), Bench: index(f.Bench)}
+	if c.Label == "" {
+		c.Label = path
+	}
+	return c, nil
+}
+
+func index(fs []*Flag) map[string]*Flag {
+	m := map[string]*Flag{}
+	for _, f := range fs {
+		for _, n := range append([]string{f.Flag}, f.Aliases...) {
+			m[Normalize(n)] = f
+		}
+	}
+	return m
+}
+
+// Normalize spells a flag the way vLLM's parser matches it: without
+// dashes in front, underscores as dashes (--max_num_seqs ≡ --max-num-seqs).
+func Normalize(tok string) string {
+	if !strings.HasPrefix(tok, "--") {
+		return tok // short aliases (-tp) are matched as written
+	}
+	return "--" + strings.ReplaceAll(strings.TrimLeft(tok, "-"), "_", "-")
+}
+
+// Finding is one problem in an argv; Index is the token it concerns.
+type Finding struct {
+	Index   int
+	Message string
+}
+
+// CheckServe checks `vllm serve` options (the tokens after the model).
+func (c *Catalog) CheckServe(args []string) []Finding { return c.check(c.Serve, "vllm serve", args) }
+
+// CheckBench checks `vllm bench serve` options.
+func (c *Catalog) CheckBench(args []string) []Finding {
+	return c.check(c.Bench, "vllm bench serve", args)
+}
+
+func (c *Catalog) check(flags map[string]*Flag, cmd string, args []string) []Finding {
+	var out []Finding
+	for i := 0; i < len(args); i++ {
+		tok := args[i]
+		if !strings.HasPrefix(tok, "-") || tok == "-" {
+			continue
+		}
+		name, value, hasValue := strings.Cut(tok, "=")
+		norm := Normalize(name)
+		// --attention-config.use_fp4_indexer_cache=true sets one key of a
+		// JSON config flag.
+		var sub string
+		if strings.HasPrefix(norm, "--") {
+			if base, key, ok := strings.Cut(norm, "."); ok {
+				norm, sub = base, strings.ReplaceAll(key, "-", "_")
+				// keys keep their own spelling; take it from the token
+				if j := strings.Index(name, "."); j >= 0 {
+					sub = name[j+1:]
+				}
+			}
+		}
+		f, ok := flags[norm]
+		if !ok && strings.HasPrefix(norm, "--no-") {
+			if g, found := flags["--"+strings.TrimPrefix(norm, "--no-")]; found && g.BoolPair {
+				continue
+			}
+		}
+		if !ok {
+			msg := fmt.Sprintf("%s in vLLM %s has no option %s", cmd, c.Label, name)
+			if s := closest(flags, norm); s != "" {
+				msg += fmt.Sprintf("; did you mean %s?", s)
+			}
+			out = append(out, Finding{i, msg + " (check the image's vLLM version, or drop the flag)"})
+			continue
+		}
+		if f.Deprecated != nil && f.Deprecated != false {
+			out = append(out, Finding{i, fmt.Sprintf("%s %s is deprecated in vLLM %s", cmd, f.Flag, c.Label)})
+		}
+		if sub != "" {
+			if f.Type != "json" && f.Type != "json_or_str" {
+				out = append(out, Finding{i, fmt.Sprintf("%s %s takes no dotted keys (%s)", cmd, f.Flag, tok)})
+			} else if f.JSONExtraKeys == "forbid" && !hasField(f, sub) {
+				out = append(out, Finding{i, unknownKey(cmd, c.Label, f, sub)})
+			}
+			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+			}
+			continue
+		}
+		switch f.Type {
+		case "flag":
+			if hasValue {
+				out = append(out, Finding{i, fmt.Sprintf("%s %s takes no value", cmd, f.Flag)})
+			}
+			continue
+		case "bool":
+			// BooleanOptionalAction: --x / --no-x, no value.
+			if hasValue {
+				out = append(out, Finding{i, fmt.Sprintf("%s %s takes no value (write %s or --no-%s)", cmd, f.Flag, f.Flag, strings.TrimPrefix(f.Flag, "--"))})
+			}
+			continue
+		}
+		var values []string
+		switch {
+		case hasValue:
+			values = []string{value}
+		case f.Nargs == "+" || f.Nargs == "*":
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				values = append(values, args[i])
+			}
+		case f.Nargs == "?":
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				values = []string{args[i]}
+			}
+		default:
+			if i+1 >= len(args) {
+				out = append(out, Finding{i, fmt.Sprintf("%s %s needs a value", cmd, f.Flag)})
+				continue
+			}
+			i++
+			values = []string{args[i]}
+		}
+		for _, v := range values {
+			if msg := checkValue(cmd, c.Label, f, v); msg != "" {
+				out = append(out, Finding{i, msg})
+			}
+		}
+	}
+	return out
+}
+
+func checkValue(cmd, label string, f *Flag, v string) string {
+	if len(f.Choices) > 0 && !inChoices(f.Choices, v) {
+		return fmt.Sprintf("%s %s %s: vLLM %s accepts %s", cmd, f.Flag, v, label, choiceList(f.Choices))
+	}
+	if f.Type == "json" || (f.Type == "json_or_str" && strings.HasPrefix(strings.TrimSpace(v), "{")) {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(v), &obj); err != nil {
+			if f.Type == "json" {
+				return fmt.Sprintf("%s %s: value is not a JSON object: %v", cmd, f.Flag, err)
+			}
+			return ""
+		}
+		if f.JSONExtraKeys == "forbid" {
+			keys := make([]string, 0, len(obj))
+			for k := range obj {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if !hasField(f, k) {
+					return unknownKey(cmd, label, f, k)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func unknownKey(cmd, label string, f *Flag, key string) string {
+	var names []string
+	for _, jf := range f.JSONFields {
+		names = append(names, jf.Name)
+	}
+	msg := fmt.Sprintf("%s %s has no key %q in vLLM %s", cmd, f.Flag, key, label)
+	if s := closestName(names, key); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
+
+func hasField(f *Flag, key string) bool {
+	for _, jf := range f.JSONFields {
+		if jf.Name == key {
+			return true
+		}
+	}
+	return false
+}
+
+func inChoices(choices []any, v string) bool {
+	for _, c := range choices {
+		if fmt.Sprint(c) == v {
+			return true
+		}
+	}
+	return false
+}
+
+func choiceList(choices []any) string {
+	var s []string
+	for _, c := range choices {
+		s = append(s, fmt.Sprint(c))
+	}
+	return strings.Join(s, ", ")
+}
+
+func closest(flags map[string]*Flag, name string) string {
+	var names []string
+	for n := range flags {
+		if strings.HasPrefix(n, "--") {
+			names = append(names, n)
+		}
+	}
+	return closestName(names, name)
+}
+
+func closestName(names []string, name string) string {
+	sort.Strings(names)
+	best, bestD := "", len(name)/3+2
+	for _, n := range names {
+		if d := distance(n, name); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best != "" {
+		return best
+	}
+	// A shortened spelling (num_tokens for num_speculative_tokens): every
+	// word of the name appears, in order, in exactly one candidate.
+	var hits []string
+	for _, n := range names {
+		if containsWords(n, name) {
+			hits = append(hits, n)
+		}
+	}
+	if len(hits) == 1 {
+		return hits[0]
+	}
+	return ""
+}
+
+func containsWords(n, name string) bool {
+	sep := func(r rune) bool { return r == '_' || r == '-' }
+	rest := n
+	words := strings.FieldsFunc(name, sep)
+	if len(words) < 2 {
+		return false
+	}
+	for _, w := range words {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(w):]
+	}
+	return true
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
