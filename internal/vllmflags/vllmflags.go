@@ -286,17 +286,13 @@ func closestName(names []string, name string) string {
 		return best
 	}
 	// A shortened spelling (num_tokens for num_speculative_tokens): every
-	// word of the name appears, in order, in exactly one candidate.
-	var hits []string
+	// word of the name appears, in order; the shortest such name wins.
 	for _, n := range names {
-		if containsWords(n, name) {
-			hits = append(hits, n)
+		if containsWords(n, name) && (best == "" || len(n) < len(best)) {
+			best = n
 		}
 	}
-	if len(hits) == 1 {
-		return hits[0]
-	}
-	return ""
+	return best
 }
 
 func containsWords(n, name string) bool {
