@@ -33,7 +33,7 @@ func TestCheckServe(t *testing.T) {
 		{"value outside choices", main, []string{"--kv-cache-dtype", "fp9"}, []string{"1: --kv-cache-dtype fp9: vLLM main-2026-08-17 accepts auto, bfloat16"}},
 		// perf-eval build 311: the pinned nightly rejected this key.
 		{"unknown JSON config key (dotted)", main, []string{"--attention-config.use_trtllm_ragged_deepseek_prefill=True"}, []string{`0: --attention-config has no key "use_trtllm_ragged_deepseek_prefill"`}},
-		{"unknown JSON config key (object)", main, []string{"--speculative-config", `{"method":"mtp","num_tokens":2}`}, []string{`1: --speculative-config has no key "num_tokens"; did you mean "num_speculative_tokens"?`}},
+		{"unknown JSON config key (object)", main, []string{"--speculative-config", `{"method":"mtp","num_tokens":2}`}, []string{`1: --speculative-config has no key "num_tokens" in vLLM main-2026-08-17; did you mean "num_speculative_tokens"?`}},
 		{"known JSON config keys", main, []string{"--speculative-config", `{"method":"mtp","num_speculative_tokens":2}`, "--attention_config.use_fp4_indexer_cache=True"}, nil},
 		{"flag newer than the image", old, []string{"--attention-config", `{"backend":"FLASHINFER"}`}, []string{"0: vllm serve in vLLM v0.10.0 has no option --attention-config"}},
 		{"store_true takes no value", main, []string{"--enable-expert-parallel=1"}, []string{"0: --enable-expert-parallel takes no value"}},
