@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,6 +37,9 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("WLC_UPDATE") == "1",
 		Setup: func(env *testscript.Env) error {
+			if _, err := os.Stat(shared); err != nil && testenv.InCI() {
+				return fmt.Errorf("CI must not skip: ../shared is absent (%v)", err)
+			}
 			env.Setenv("REPO", repo)
 			env.Setenv("SHARED", shared)
 			return nil
