@@ -72,6 +72,13 @@ func flagName(tok string) (string, bool) {
 }
 
 func (l *loader) pos(v cue.Value, path string) token.Pos {
+	if path == "" {
+		// The workload itself: its label in the user's file, not the
+		// pattern in wlc.cue that types every workload.
+		if pos := l.labelPos(v.Path().Selectors()); pos.IsValid() {
+			return pos
+		}
+	}
 	p := cue.ParsePath(path)
 	if p.Err() != nil {
 		return token.NoPos
@@ -182,9 +189,6 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 				if np < conc {
 					warnf(field+".num_prompts", "num_prompts %d is below max_concurrency %d, so the server never sees the requested concurrency", np, conc)
 				}
-			}
-			if c.Dataset != "speed_bench" && (c.SpeedBenchCategory != "" || c.SpeedBenchDatasetSubset != "") {
-				errf(field, "speed_bench_* fields only apply to dataset speed_bench")
 			}
 		}
 	}

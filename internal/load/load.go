@@ -323,7 +323,7 @@ func (l *loader) walkDecls(decls []ast.Decl, path, prefix []cue.Selector) {
 			}
 			if len(child) > len(prefix) {
 				if !l.allowed(path, name) {
-					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s is not a field here; check its spelling and the schema (wlc show prints a resolved workload)", name), cue.Value{}, cue.MakePath(child...))
+					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s", notAllowed(path, name)), cue.Value{}, cue.MakePath(child...))
 					continue
 				}
 				if v := l.pkg.LookupPath(cue.MakePath(child...)); v.Exists() {
@@ -401,6 +401,76 @@ func (l *loader) allowed(path []cue.Selector, name string) bool {
 	}
 	def = l.fillScalars(def, path)
 	return def.Allows(cue.Str(name))
+}
+
+// notAllowed says why name cannot be a field under path: maps keyed by
+// variable names reject a malformed key, structs reject an unknown field.
+func notAllowed(path []cue.Selector, name string) string {
+	parent := ""
+	if len(path) > 0 && path[len(path)-1].IsString() {
+		parent = path[len(path)-1].Unquoted()
+	}
+	switch parent {
+	case "env":
+		return fmt.Sprintf("%s is not a valid environment variable name; use letters, digits and _, not starting with a digit", name)
+	case "model_args", "metadata":
+		return fmt.Sprintf("%s is not a valid %s key; use letters, digits and _, not starting with a digit", name, parent)
+	}
+	return fmt.Sprintf("%s is not a field here; check its spelling and the schema (wlc show prints a resolved workload)", name)
+}
+
+// labelPos is the position of the label of the field at path in the
+// user's files (e.g. `w:` of workloads.w), or NoPos.
+func (l *loader) labelPos(path []cue.Selector) token.Pos {
+	for _, f := range l.files {
+		if p := findLabel(f.Decls, path); p.IsValid() {
+			return p
+		}
+	}
+	return token.NoPos
+}
+
+func findLabel(decls []ast.Decl, path []cue.Selector) token.Pos {
+	if len(path) == 0 || !path[0].IsString() {
+		return token.NoPos
+	}
+	for _, d := range decls {
+		var p token.Pos
+		switch x := d.(type) {
+		case *ast.Field:
+			name, _, err := ast.LabelName(x.Label)
+			if err != nil || name != path[0].Unquoted() {
+				continue
+			}
+			if len(path) == 1 {
+				return x.Label.Pos()
+			}
+			p = findLabelExpr(x.Value, path[1:])
+		case *ast.EmbedDecl:
+			p = findLabelExpr(x.Expr, path)
+		}
+		if p.IsValid() {
+			return p
+		}
+	}
+	return token.NoPos
+}
+
+func findLabelExpr(e ast.Expr, path []cue.Selector) token.Pos {
+	switch x := e.(type) {
+	case *ast.StructLit:
+		return findLabel(x.Elts, path)
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			if p := findLabelExpr(x.X, path); p.IsValid() {
+				return p
+			}
+			return findLabelExpr(x.Y, path)
+		}
+	case *ast.ParenExpr:
+		return findLabelExpr(x.X, path)
+	}
+	return token.NoPos
 }
 
 func topLevelFields(kind string) map[string]bool {
@@ -689,10 +759,21 @@ func collapseDisjunctions(in diag.List) diag.List {
 			conflict[d.Path] = true
 		}
 	}
+	// The walker's "field not allowed: <why>" says more than CUE's bare
+	// "field not allowed" on the same field.
+	explained := map[string]bool{}
+	for _, d := range in {
+		if strings.HasPrefix(d.Message, "field not allowed: ") {
+			explained[d.Path] = true
+		}
+	}
 	var out diag.List
 	typeSeen := map[string]bool{}
 	for _, d := range in {
 		if conflict[d.Path] && strings.Contains(d.Message, "errors in empty disjunction") {
+			continue
+		}
+		if explained[d.Path] && d.Message == "field not allowed" {
 			continue
 		}
 		if i := strings.Index(d.Message, "(mismatched types"); i >= 0 {
