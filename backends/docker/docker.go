@@ -1,0 +1,224 @@
+// Package docker is the docker backend: per workload one bash script that
+// runs the vLLM image with `docker run` on a GPU host (the agent's own
+// host), waits until it serves the model, runs the benchmarks and
+// evaluations against it and always removes the container. The shared
+// script machinery is backends/runner; this package supplies the docker
+// runtime functions.
+package docker
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/schema"
+)
+
+// Backend is the docker backend.
+type Backend struct{}
+
+// Name implements backends.Backend.
+func (Backend) Name() string { return "docker" }
+
+// Summary implements backends.Backend.
+func (Backend) Summary() string {
+	return "one bash script per workload: docker run on the GPU host, benchmarks, teardown"
+}
+
+// Lower implements backends.Backend: <name>.sh per workload, mode 0755.
+func (Backend) Lower(ws []plan.Workload, _ backends.Options) ([]backends.Artifact, error) {
+	var out []backends.Artifact
+	for _, w := range ws {
+		data, err := Script(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		out = append(out, backends.Artifact{Path: w.Name + ".sh", Data: data, Mode: 0o755})
+	}
+	return out, nil
+}
+
+// Script renders one workload's docker job script.
+func Script(w plan.Workload) ([]byte, error) {
+	if w.Nodes > 1 {
+		return nil, fmt.Errorf("spans %d nodes; a docker host runs one node (use the slurm backend)", w.Nodes)
+	}
+	if w.Image.Skip != "" {
+		return runner.Skipped(w, "docker", w.Image.Skip)
+	}
+	rt, err := Runtime(w)
+	if err != nil {
+		return nil, err
+	}
+	return runner.Script(w, rt)
+}
+
+// hostDefaults apply when the profile is not a docker profile (e.g. a k8s
+// workload run on a docker host by hand): the schema's #DockerHost defaults.
+var hostDefaults = schema.DockerHost{AlwaysPull: true, ShmSize: "32g"}
+
+// Runtime is the docker runtime for w.
+func Runtime(w plan.Workload) (runner.Runtime, error) {
+	host := hostDefaults
+	if w.Profile.Docker != nil {
+		host = *w.Profile.Docker
+	}
+	img, err := runner.Quote(w.Image.Pull)
+	if err != nil {
+		return runner.Runtime{}, err
+	}
+	start, err := runCommand(w, host)
+	if err != nil {
+		return runner.Runtime{}, err
+	}
+	prepare := "WLC_CONTAINER=wlc-" + w.Name + "-${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}\n" +
+		"WLC_BENCH_DIR=${WLC_BENCH_DIR:-/tmp/$WLC_CONTAINER} # inside the container\n"
+	if host.AlwaysPull {
+		prepare += "wlc_log \"pulling $WLC_IMAGE\"\ndocker pull \"$WLC_IMAGE\"\n"
+	}
+	env := [][2]string{{"WLC_BENCH_DIR", "where vllm bench writes inside the container (default /tmp/<container>)"}}
+	if w.Platform == "cuda" {
+		env = append(env, [2]string{"WLC_GPUS", "docker --gpus value (default " + gpusDefault(w) + ")"})
+	}
+	return runner.Runtime{
+		Backend: "docker",
+		Where: "It runs on a " + w.Platform + " docker host: `docker run -d` starts the image (its entrypoint is\n" +
+			"`vllm serve`), vllm bench serve and the median run inside it (docker exec), lm_eval and bfcl\n" +
+			"run here against the published port, and the container is always removed.",
+		Tools:   []string{"docker"},
+		Env:     env,
+		Globals: "WLC_IMAGE=" + img + "\nWLC_CONTAINER=''\nWLC_STARTED=0\n",
+		Functions: "# wlc_server_start: runs the image detached, published on localhost only.\n" +
+			"wlc_server_start() {\n" +
+			"  WLC_STARTED=1\n" +
+			"  wlc_log \"starting container $WLC_CONTAINER\"\n" +
+			"  " + start + " >/dev/null\n" +
+			"  docker logs -f \"$WLC_CONTAINER\" > >(tee -a \"$WLC_SERVER_LOG\" | wlc_show_log) 2>&1 &\n" +
+			"  WLC_FOLLOWER_PID=$!\n" +
+			"}\n" + functions,
+		Prepare: prepare,
+	}, nil
+}
+
+// functions are the docker runtime's contract functions besides start.
+const functions = `
+wlc_server_alive() {
+  [ "$(docker inspect -f '{{.State.Running}}' "$WLC_CONTAINER" 2>/dev/null)" = true ]
+}
+
+wlc_server_exit_code() {
+  WLC_SERVER_RC=$(docker inspect -f '{{.State.ExitCode}}' "$WLC_CONTAINER" 2>/dev/null) || WLC_SERVER_RC=1
+}
+
+wlc_server_log_tail() {
+  docker logs --tail 80 "$WLC_CONTAINER" 2>&1 | sed 's/^/  | /' >&2 || true
+}
+
+# wlc_in_server CMD...: runs CMD in the container, where vllm and python3 are.
+wlc_in_server() { docker exec "$WLC_CONTAINER" "$@"; }
+
+# wlc_fetch_result FILE: copies a result out of the container; docker cp
+# writes it as this user, so the CI agent can clean it up.
+wlc_fetch_result() { docker cp "$WLC_CONTAINER:$WLC_BENCH_DIR/$1" "$WLC_RESULTS_DIR/$1"; }
+
+wlc_server_stop() {
+  [ "$WLC_STARTED" = 1 ] || return 0
+  wlc_log "stopping and removing container $WLC_CONTAINER"
+  docker stop -t "$WLC_STOP_TIMEOUT_S" "$WLC_CONTAINER" >/dev/null 2>&1 || true
+  docker rm -f "$WLC_CONTAINER" >/dev/null 2>&1 || true
+}
+`
+
+func gpusDefault(w plan.Workload) string {
+	if w.GPUsPerNode >= w.Hardware.GPUsPerNode {
+		return "all"
+	}
+	return fmt.Sprint(w.GPUsPerNode)
+}
+
+// runCommand is the docker run command, flags in a fixed order: name and
+// label, devices for the vendor, IPC and limits, port, mounts, env, secrets
+// by name, then the image and the `vllm serve` arguments.
+func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
+	var lines [][]string
+	var err error
+	add := func(ws ...string) { lines = append(lines, ws) }
+	// addq adds a flag and its value, quoted.
+	addq := func(flag, value string) {
+		v, e := runner.Quote(value)
+		if e != nil && err == nil {
+			err = e
+		}
+		add(flag, v)
+	}
+	add("docker", "run", "-d")
+	add("--name", `"$WLC_CONTAINER"`)
+	addq("--label", "wlc.workload="+w.Name)
+	switch w.Platform {
+	case "rocm":
+		// vLLM's ROCm image: the kernel driver and render nodes, the video
+		// group, no seccomp filter (ROCm needs syscalls it blocks), and a
+		// large /dev/shm instead of the host IPC namespace.
+		add("--device", "/dev/kfd")
+		add("--device", "/dev/dri")
+		add("--group-add", "video")
+		add("--cap-add", "SYS_PTRACE")
+		add("--security-opt", "seccomp=unconfined")
+		addq("--shm-size", host.ShmSize)
+	case "xpu":
+		add("--device", "/dev/dri")
+		addq("--shm-size", host.ShmSize)
+	default:
+		// NVIDIA: GPUs through the container toolkit, the host IPC
+		// namespace for PyTorch's shared memory, unlimited pinned memory.
+		add("--gpus", `"${WLC_GPUS:-`+gpusDefault(w)+`}"`)
+		add("--ipc=host")
+		add("--ulimit", "memlock=-1")
+		add("--ulimit", "stack=67108864")
+	}
+	add("--ulimit", "nofile=65536:65536")
+	add("-p", `"127.0.0.1:$WLC_PORT:$WLC_PORT"`)
+	if hf := hfHome(w); hf != "" {
+		addq("-v", hf+":"+hf)
+	} else {
+		add("-v", `"$HOME/.cache/huggingface:/root/.cache/huggingface"`)
+	}
+	for _, v := range host.Volumes {
+		addq("-v", v)
+	}
+	for _, e := range w.Env {
+		a, e2 := runner.Assign(e.Name, e.Value, runner.NoVars)
+		if e2 != nil {
+			return "", e2
+		}
+		add("-e", a)
+	}
+	for _, s := range w.Secrets {
+		addq("-e", s)
+	}
+	add(`"$WLC_IMAGE"`)
+	serve, e := runner.Words(w.Serve.Args, runner.NoVars)
+	if e != nil {
+		return "", e
+	}
+	lines = append(lines, runner.Group(serve)...)
+	add("--host", "0.0.0.0")
+	add("--port", `"$WLC_PORT"`)
+	if err != nil {
+		return "", err
+	}
+	return runner.Continued(lines, "    "), nil
+}
+
+// hfHome is the server's HF_HOME, mounted at the same path so the host's
+// model cache is reused across jobs.
+func hfHome(w plan.Workload) string {
+	for _, e := range w.Env {
+		if e.Name == "HF_HOME" && strings.HasPrefix(e.Value, "/") {
+			return e.Value
+		}
+	}
+	return ""
+}

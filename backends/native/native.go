@@ -1,0 +1,129 @@
+// Package native is the native runner: per workload one bash script that
+// starts `vllm serve` as a child process of the script, the way a
+// Kubernetes pod running the vLLM image runs a workload (the image has
+// vllm, python3 and the GPUs; nothing else). The shared script machinery
+// is backends/runner; this package supplies the process runtime.
+package native
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/plan"
+)
+
+// Backend is the native backend.
+type Backend struct{}
+
+// Name implements backends.Backend.
+func (Backend) Name() string { return "native" }
+
+// Summary implements backends.Backend.
+func (Backend) Summary() string {
+	return "one bash script per workload: vllm serve as a child process (a pod with the vLLM image)"
+}
+
+// Lower implements backends.Backend: <name>.sh per workload, mode 0755.
+func (Backend) Lower(ws []plan.Workload, _ backends.Options) ([]backends.Artifact, error) {
+	var out []backends.Artifact
+	for _, w := range ws {
+		data, err := Script(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		out = append(out, backends.Artifact{Path: w.Name + ".sh", Data: data, Mode: 0o755})
+	}
+	return out, nil
+}
+
+// Script renders one workload's native job script.
+func Script(w plan.Workload) ([]byte, error) {
+	if w.Nodes > 1 {
+		return nil, fmt.Errorf("spans %d nodes; the native runner starts one server process (use the slurm backend)", w.Nodes)
+	}
+	if w.Image.Skip != "" {
+		return runner.Skipped(w, "native", w.Image.Skip)
+	}
+	rt, err := Runtime(w)
+	if err != nil {
+		return nil, err
+	}
+	return runner.Script(w, rt)
+}
+
+// Runtime is the process runtime for w.
+func Runtime(w plan.Workload) (runner.Runtime, error) {
+	var g strings.Builder
+	g.WriteString("# The server's environment, exported so vllm bench sees the same HF cache.\n")
+	if len(w.Secrets) > 0 {
+		g.WriteString("# Secrets are inherited from the job's environment by name: " + strings.Join(w.Secrets, ", ") + ".\n")
+	}
+	for _, e := range w.Env {
+		a, err := runner.Assign(e.Name, e.Value, runner.NoVars)
+		if err != nil {
+			return runner.Runtime{}, err
+		}
+		g.WriteString("export " + a + "\n")
+	}
+	g.WriteString("WLC_SERVER_PID=''\nWLC_SERVER_WAITED=0\n")
+
+	serve, err := runner.Command("setsid vllm serve", w.Serve.Args, runner.NoVars, "    ")
+	if err != nil {
+		return runner.Runtime{}, err
+	}
+	return runner.Runtime{
+		Backend: "native",
+		Where: "It runs where vllm is installed (a pod with the " + w.Platform + " vLLM image): `vllm serve` is a\n" +
+			"child process in its own process group, logging to results/; everything else runs beside it.",
+		Tools:   []string{"vllm", "python3", "setsid"},
+		Globals: g.String(),
+		Functions: "# wlc_server_start: starts vllm serve in its own session (setsid), so\n" +
+			"# teardown can signal the server and every worker it forked at once.\n" +
+			"wlc_server_start() {\n" +
+			"  wlc_log \"starting vllm serve (log: $WLC_SERVER_LOG)\"\n" +
+			"  " + serve + " \\\n" +
+			"    --host \"$WLC_HOST\" \\\n" +
+			"    --port \"$WLC_PORT\" >>\"$WLC_SERVER_LOG\" 2>&1 </dev/null &\n" +
+			"  WLC_SERVER_PID=$!\n" +
+			"  tail -n +1 -f \"$WLC_SERVER_LOG\" > >(wlc_show_log) &\n" +
+			"  WLC_FOLLOWER_PID=$!\n" +
+			"}\n" + functions,
+		Prepare: "WLC_BENCH_DIR=$WLC_RESULTS_DIR\n",
+	}, nil
+}
+
+const functions = `
+wlc_server_alive() { [ -n "$WLC_SERVER_PID" ] && kill -0 "$WLC_SERVER_PID" 2>/dev/null; }
+
+wlc_server_exit_code() {
+  if [ "$WLC_SERVER_WAITED" = 0 ]; then
+    WLC_SERVER_RC=0
+    wait "$WLC_SERVER_PID" 2>/dev/null || WLC_SERVER_RC=$?
+    WLC_SERVER_WAITED=1
+  fi
+}
+
+wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || true; }
+
+wlc_in_server() { "$@"; }
+
+wlc_fetch_result() { :; } # vllm bench writes into the results directory itself
+
+# wlc_server_stop: TERM to the server's process group, KILL what is left
+# after WLC_STOP_TIMEOUT_S.
+wlc_server_stop() {
+  [ -n "$WLC_SERVER_PID" ] || return 0
+  local deadline=$((SECONDS + WLC_STOP_TIMEOUT_S))
+  if kill -0 "$WLC_SERVER_PID" 2>/dev/null; then
+    wlc_log "stopping the server (process group $WLC_SERVER_PID)"
+    kill -TERM -- "-$WLC_SERVER_PID" 2>/dev/null || true
+    while kill -0 "$WLC_SERVER_PID" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+      sleep 0.5
+    done
+  fi
+  kill -KILL -- "-$WLC_SERVER_PID" 2>/dev/null || true
+  wlc_server_exit_code
+}
+`

@@ -1,0 +1,226 @@
+# ---- Shared functions (backends/runner/lib.sh, the same in every job script) ----
+
+WLC_STATUS=0        # exit status of the first failed step; the script's exit status
+WLC_FAILED=()       # labels of the failed steps, for the summary
+WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped
+WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
+WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
+
+wlc_log() { printf '[wlc %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# wlc_require TOOL...: stops before anything starts when a tool is missing.
+wlc_require() {
+  local tool missing=()
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    wlc_log "not on PATH: ${missing[*]}"
+    exit 127
+  fi
+}
+
+# wlc_warn_unset NAME...: secrets pass by name; say which ones are empty.
+wlc_warn_unset() {
+  local name
+  for name in "$@"; do
+    [ -n "${!name:-}" ] || wlc_log "warning: $name is not set; the server gets no $name"
+  done
+}
+
+# wlc_init: names this run, installs the teardown trap, creates the results
+# directory and chooses the port. Run ids come from the CI system, so two
+# jobs on one host never share a container name or a port.
+wlc_init() {
+  WLC_RUN_ID=${WLC_RUN_ID:-${BUILDKITE_JOB_ID:-${SLURM_JOB_ID:-$$-$(date +%s)}}}
+  WLC_POLL_S=${WLC_POLL_S:-5}
+  WLC_STOP_TIMEOUT_S=${WLC_STOP_TIMEOUT_S:-30}
+  WLC_HOST=${WLC_HOST:-127.0.0.1}
+  trap wlc_on_exit EXIT
+  trap 'wlc_log "interrupted"; exit 130' INT
+  trap 'wlc_log "terminated"; exit 143' TERM
+  mkdir -p "$WLC_RESULTS_DIR"
+  WLC_SERVER_LOG=$WLC_RESULTS_DIR/server.log
+  : >"$WLC_SERVER_LOG"
+  wlc_pick_port
+  WLC_BASE_URL=http://$WLC_HOST:$WLC_PORT
+  wlc_log "workload $WLC_WORKLOAD, run $WLC_RUN_ID, server $WLC_BASE_URL, results in $WLC_RESULTS_DIR"
+}
+
+# wlc_port_free PORT: nothing accepts connections on PORT here.
+wlc_port_free() { ! (exec 3<>"/dev/tcp/$WLC_HOST/$1") 2>/dev/null; }
+
+# wlc_pick_port sets WLC_PORT: $WLC_PORT if set, else the workload's port,
+# else a port derived from the run id (cksum into 20000-59999) and, when
+# that one is taken, the next free one. A fixed port that is taken fails
+# now rather than after the model loaded.
+wlc_pick_port() {
+  local port=${WLC_PORT:-$WLC_WORKLOAD_PORT} sum i
+  if [ -n "$port" ]; then
+    if ! wlc_port_free "$port"; then
+      wlc_log "port $port is in use (another job on this host?); set WLC_PORT to a free port"
+      exit 1
+    fi
+    WLC_PORT=$port
+    return 0
+  fi
+  sum=$(printf '%s' "$WLC_RUN_ID" | cksum)
+  port=$((20000 + ${sum%% *} % 40000))
+  for ((i = 0; i < 100; i++)); do
+    if wlc_port_free "$port"; then
+      WLC_PORT=$port
+      return 0
+    fi
+    port=$((20000 + (port - 20000 + 1) % 40000))
+  done
+  wlc_log "no free port among the 100 after the one derived from run $WLC_RUN_ID; set WLC_PORT"
+  exit 1
+}
+
+# wlc_lists_model JSON: the /v1/models response lists $WLC_MODEL exactly
+# (compared as the JSON string $WLC_MODEL_JSON, closing quote included, so a
+# longer name with the same prefix does not count).
+wlc_lists_model() {
+  local compact
+  compact=$(printf '%s' "$1" | sed 's/"id"[[:space:]]*:[[:space:]]*"/"id":"/g')
+  case $compact in
+    *"\"id\":$WLC_MODEL_JSON"*) return 0 ;;
+  esac
+  return 1
+}
+
+# wlc_wait_ready: polls /health, then /v1/models for the model, every
+# WLC_POLL_S seconds for at most WLC_STARTUP_TIMEOUT_S. Returns the
+# server's exit status (at least 1) as soon as it dies, 124 on timeout,
+# printing the last server log lines either way.
+wlc_wait_ready() {
+  local start=$SECONDS models=''
+  local deadline=$((SECONDS + WLC_STARTUP_TIMEOUT_S)) progress=$((SECONDS + 60))
+  wlc_log "waiting up to ${WLC_STARTUP_TIMEOUT_S}s for $WLC_BASE_URL/health and /v1/models to list $WLC_MODEL"
+  while :; do
+    if ! wlc_server_alive; then
+      wlc_server_exit_code
+      [ "$WLC_SERVER_RC" -ne 0 ] || WLC_SERVER_RC=1
+      wlc_log "the server exited (status $WLC_SERVER_RC) before it was ready; its last log lines:"
+      wlc_server_log_tail
+      return "$WLC_SERVER_RC"
+    fi
+    if curl -fsS -o /dev/null --max-time 10 "$WLC_BASE_URL/health" 2>/dev/null &&
+      models=$(curl -fsS --max-time 10 "$WLC_BASE_URL/v1/models" 2>/dev/null) &&
+      wlc_lists_model "$models"; then
+      wlc_log "server ready after $((SECONDS - start))s"
+      return 0
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      wlc_log "the server was not ready within ${WLC_STARTUP_TIMEOUT_S}s (last /v1/models: ${models:-none}); its last log lines:"
+      wlc_server_log_tail
+      return 124
+    fi
+    if [ "$SECONDS" -ge "$progress" ]; then
+      wlc_log "still waiting for the server ($((SECONDS - start))s)"
+      progress=$((SECONDS + 60))
+    fi
+    sleep "$WLC_POLL_S"
+  done
+}
+
+# wlc_step LABEL CMD...: runs one step. A failed step records its status
+# (the first one becomes the script's exit status) and the next steps still
+# run, so one bad benchmark does not waste a loaded server. Once the server
+# is gone, the remaining steps are skipped.
+wlc_step() {
+  local label=$1 rc=0
+  shift
+  if [ "$WLC_SERVER_GONE" = 0 ] && ! wlc_server_alive; then
+    wlc_server_gone
+  fi
+  if [ "$WLC_SERVER_GONE" = 1 ]; then
+    wlc_log "skipped $label: the server is gone"
+    WLC_FAILED+=("$label(skipped)")
+    return 0
+  fi
+  wlc_log "start $label"
+  "$@" || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    wlc_log "done $label"
+    return 0
+  fi
+  wlc_log "FAILED $label (exit $rc)"
+  WLC_FAILED+=("$label")
+  [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$rc
+  wlc_server_alive || wlc_server_gone
+}
+
+# wlc_server_gone: the server died while the job still needed it.
+wlc_server_gone() {
+  WLC_SERVER_GONE=1
+  wlc_server_exit_code
+  [ "$WLC_SERVER_RC" -ne 0 ] || WLC_SERVER_RC=1
+  [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$WLC_SERVER_RC
+  wlc_log "the server exited (status $WLC_SERVER_RC); its last log lines:"
+  wlc_server_log_tail
+}
+
+# wlc_bench RUN PROMPTS RESULT FILE... -- ARG...: runs `vllm bench serve
+# ARG...` once per FILE (one repetition each) where the server runs, copies
+# each result into the results directory and checks it (every prompt
+# completed, none failed); with more than one FILE, writes their median
+# into RESULT. The median runs where vllm runs because that is where
+# python3 is guaranteed (the GPU host may have only bash, curl and docker).
+wlc_bench() {
+  local run=$1 prompts=$2 result=$3 files=() f
+  shift 3
+  while [ "$1" != -- ]; do
+    files+=("$1")
+    shift
+  done
+  shift
+  wlc_in_server mkdir -p "$WLC_BENCH_DIR" || return
+  for f in "${files[@]}"; do
+    wlc_log "bench $run -> $f"
+    wlc_in_server vllm bench serve "$@" \
+      --base-url "$WLC_BASE_URL" \
+      --save-result \
+      --result-dir "$WLC_BENCH_DIR" \
+      --result-filename "$f" || return
+    wlc_fetch_result "$f" || return
+    wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts" || return
+  done
+  if [ "${#files[@]}" -gt 1 ]; then
+    wlc_in_server python3 -c "$WLC_RESULTS_PY" median "$WLC_BENCH_DIR/$result" "${files[@]/#/$WLC_BENCH_DIR/}" || return
+    wlc_fetch_result "$result" || return
+  fi
+}
+
+# wlc_show_log: copies the server log to this job's stderr, each line
+# prefixed, so it reads apart from wlc's own lines.
+wlc_show_log() {
+  local line
+  while IFS= read -r line; do
+    printf '[server] %s\n' "$line" >&2
+  done
+}
+
+wlc_stop_follower() {
+  if [ -n "$WLC_FOLLOWER_PID" ]; then
+    kill "$WLC_FOLLOWER_PID" 2>/dev/null || true
+    wait "$WLC_FOLLOWER_PID" 2>/dev/null || true
+    WLC_FOLLOWER_PID=''
+  fi
+}
+
+# wlc_on_exit (the EXIT trap): stops the server and the log follower, then
+# exits with the first failure's status.
+wlc_on_exit() {
+  local rc=$?
+  trap '' INT TERM
+  trap - EXIT
+  wlc_server_stop || true
+  wlc_stop_follower
+  [ "$rc" -ne 0 ] || rc=$WLC_STATUS
+  if [ "${#WLC_FAILED[@]}" -gt 0 ]; then
+    wlc_log "failed: ${WLC_FAILED[*]}"
+  fi
+  wlc_log "exit $rc; results in $WLC_RESULTS_DIR"
+  exit "$rc"
+}
