@@ -1,0 +1,604 @@
+package recipes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
+
+// Finding kinds. Severity is decided per kind (see Vet).
+const (
+	KindSchema            = "schema"
+	KindUnknownHardware   = "unknown-hardware"
+	KindHardwareStatus    = "hardware-status"
+	KindUnknownPrecision  = "unknown-precision"
+	KindVocabulary        = "vocabulary"
+	KindStrategyMatch     = "strategy-hardware-match"
+	KindMemoryNode        = "memory-per-node"
+	KindMemoryNodes       = "memory-per-strategy-nodes"
+	KindPrecisionHardware = "precision-hardware"
+	KindExclusiveFeatures = "exclusive-features"
+	KindModelIDPath       = "model-id-path"
+	KindDates             = "dates"
+	KindUnknownReference  = "unknown-reference"
+	KindDockerImage       = "docker-image"
+	KindCatalog           = "taxonomy-catalog"
+)
+
+// Finding is a diagnostic with the kind of rule that produced it.
+type Finding struct {
+	Kind string
+	diag.Diagnostic
+}
+
+// Findings is what Vet returns.
+type Findings []Finding
+
+// Diags returns the findings as a sorted diag.List.
+func (f Findings) Diags() diag.List {
+	var l diag.List
+	for _, x := range f {
+		l = append(l, x.Diagnostic)
+	}
+	return l.Sorted()
+}
+
+type vetter struct {
+	s   *Set
+	out Findings
+}
+
+func (v *vetter) add(kind string, sev diag.Severity, at node, path, format string, args ...any) {
+	p := at.pos()
+	v.out = append(v.out, Finding{Kind: kind, Diagnostic: diag.Diagnostic{
+		Severity: sev, File: p.File, Line: p.Line, Column: p.Column, Path: path, Message: fmt.Sprintf(format, args...),
+	}})
+}
+
+// Vet checks the loaded set for what the upstream build never checks.
+//
+// Severities: an error is a statement in the data that is false or dead —
+// a reference to nothing (unknown hardware/precision/feature ids), a
+// strategy that cannot be laid out on hardware the recipe marks verified,
+// a variant that fits no offered strategy, a precision wlc's catalog says
+// the hardware cannot run, two features the site itself never combines, a
+// model_id that is not the file's repo, an image name that is not one. A
+// warning is data that still renders a runnable command but misleads: a
+// single-node rendering that needs more memory than the node while a
+// multi-node one exists, a default node count below the variant's memory,
+// values outside the documented vocabulary that the site tolerates, a
+// case-only model_id mismatch, dates out of order, taxonomy numbers that
+// differ from wlc's catalog.
+func Vet(s *Set) Findings {
+	v := &vetter{s: s}
+	for _, d := range s.Diags {
+		v.out = append(v.out, Finding{Kind: KindSchema, Diagnostic: d})
+	}
+	v.taxonomy()
+	for _, st := range sortedStrategies(s) {
+		v.strategy(st)
+	}
+	for _, r := range s.Recipes {
+		v.recipe(r)
+	}
+	sort.SliceStable(v.out, func(i, j int) bool {
+		a, b := v.out[i].Diagnostic, v.out[j].Diagnostic
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.Message < b.Message
+	})
+	return v.out
+}
+
+func sortedStrategies(s *Set) []*Strategy {
+	var out []*Strategy
+	for _, st := range s.Strategies {
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (v *vetter) taxonomy() {
+	s := v.s
+	for _, f := range s.taxonomy.get("hardware_profiles").fields() {
+		p := s.Profiles[f.name]
+		wlc, ok := s.Schema.HardwareMap[p.ID]
+		if !ok {
+			v.add(KindCatalog, diag.Warning, f.n, "hardware_profiles."+p.ID,
+				"hardware profile %s has no entry in wlc's recipe_hardware table (schema/recipe.cue); add it, mapped to a catalog name or \"none\"", p.ID)
+			continue
+		}
+		hw, ok := s.Schema.Hardware[wlc]
+		if !ok {
+			continue
+		}
+		if hw.GPUsPerNode != p.GPUCount {
+			v.add(KindCatalog, diag.Error, f.n.get("gpu_count"), "hardware_profiles."+p.ID+".gpu_count",
+				"%s has %d GPUs per node here but wlc's catalog says %s has %d; fix whichever is wrong", p.ID, p.GPUCount, wlc, hw.GPUsPerNode)
+		}
+		if want := float64(hw.GPUsPerNode) * hw.MemoryGiB; float64(p.VRAMGB) != want {
+			v.add(KindCatalog, diag.Warning, f.n.get("vram_gb"), "hardware_profiles."+p.ID+".vram_gb",
+				"%s declares %d GB per node (%g per GPU) but wlc's catalog has %s at %d × %g = %g GiB; memory checks use the taxonomy's %d, align one of them", p.ID, p.VRAMGB, p.PerGPU(), wlc, hw.GPUsPerNode, hw.MemoryGiB, want, p.VRAMGB)
+		}
+	}
+}
+
+func (v *vetter) strategy(st *Strategy) {
+	base := st.n.file[strings.LastIndex(st.n.file, "/")+1:]
+	if want := strings.TrimSuffix(base, ".yaml"); want != st.Name {
+		v.add(KindUnknownReference, diag.Warning, st.n.get("name"), "name",
+			"strategy file %s is named %s inside; recipes refer to the name, so rename the file or the name", base, st.Name)
+	}
+	if st.DeployType == "single_node" && st.MultiNode {
+		v.add(KindStrategyMatch, diag.Error, st.n.get("hardware_match", "multi_node"), "hardware_match.multi_node",
+			"a single_node strategy cannot require multi_node: true; set it to false")
+	}
+}
+
+// hwKey classifies which keys a hardware-keyed map accepts.
+type hwKey int
+
+const (
+	keyExact   hwKey = 1 << iota // a taxonomy hardware id
+	keyGen                       // a generation
+	keyNvidia                    // the "nvidia" brand fallback
+	keyBrand                     // any lowercase brand
+	keyDefault                   // "default"
+	keyStrategy                  // a strategy id
+)
+
+func (v *vetter) checkKeys(m node, path string, allow hwKey, what string) {
+	for _, f := range m.fields() {
+		k := f.name
+		ok := false
+		switch {
+		case allow&keyExact != 0 && v.s.Profiles[k] != nil:
+			ok = true
+		case allow&keyGen != 0 && isGeneration(k):
+			ok = true
+		case allow&keyNvidia != 0 && k == "nvidia":
+			ok = true
+		case allow&keyBrand != 0 && isBrandKey(k):
+			ok = true
+		case allow&keyDefault != 0 && k == "default":
+			ok = true
+		case allow&keyStrategy != 0 && v.s.Strategies[k] != nil:
+			ok = true
+		}
+		if ok {
+			continue
+		}
+		if v.s.Profiles[k] != nil {
+			v.add(KindUnknownReference, diag.Error, f.n, path+"."+k,
+				"%s is a hardware id, but %s is read per %s only, so this block is never applied; move it to a variant's or strategy override's hardware_overrides", k, path, what)
+			continue
+		}
+		v.add(KindUnknownHardware, diag.Error, f.n, path+"."+k,
+			"unknown hardware key %q: %s takes %s; known hardware ids are in taxonomy.yaml (%s)", k, path, what, v.knownIDs(k))
+	}
+}
+
+// knownIDs suggests the nearest taxonomy ids to k.
+func (v *vetter) knownIDs(k string) string {
+	var ids []string
+	for id := range v.s.Profiles {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var near []string
+	for _, id := range ids {
+		if len(k) >= 2 && (strings.HasPrefix(id, k[:2]) || strings.Contains(id, k)) {
+			near = append(near, id)
+		}
+	}
+	if len(near) == 0 || len(near) > 6 {
+		return fmt.Sprintf("%d profiles", len(ids))
+	}
+	return "nearest: " + strings.Join(near, ", ")
+}
+
+func (v *vetter) recipe(r *Recipe) {
+	s := v.s
+	n := r.n
+	meta := n.get("meta")
+
+	// Hardware ids everywhere they appear.
+	for _, f := range meta.get("hardware").fields() {
+		if s.Profiles[f.name] == nil {
+			v.add(KindUnknownHardware, diag.Error, f.n, "meta.hardware."+f.name,
+				"unknown hardware id %q: taxonomy.yaml has no such profile, so this %s mark is never shown; use a taxonomy id (%s) or add the profile", f.name, f.n.str(), v.knownIDs(f.name))
+		}
+		if st := f.n.str(); !contains(s.Schema.Vocabulary.HardwareStatus, st) {
+			v.add(KindHardwareStatus, diag.Warning, f.n, "meta.hardware."+f.name,
+				"%q is not one of %s: the site treats it as absent (no badge, assumed to work); use verified or remove the entry", st, strings.Join(s.Schema.Vocabulary.HardwareStatus, ", "))
+		}
+	}
+	if dh := meta.get("default_hardware"); dh.exists() && s.Profiles[dh.str()] == nil {
+		v.add(KindUnknownHardware, diag.Error, dh, "meta.default_hardware",
+			"unknown hardware id %q; use a taxonomy id (%s)", dh.str(), v.knownIDs(dh.str()))
+	}
+	v.checkKeys(n.get("hardware_overrides"), "hardware_overrides", keyGen|keyNvidia, "generation (or nvidia)")
+	v.checkKeys(n.get("hardware_opt_in_features"), "hardware_opt_in_features", keyExact, "exact hardware id")
+	v.checkKeys(n.get("hardware_notes"), "hardware_notes", keyExact, "exact hardware id")
+	for _, f := range n.get("strategy_hardware").fields() {
+		v.checkKeys(f.n, "strategy_hardware."+f.name, keyExact|keyGen|keyBrand|keyDefault, "hardware id, generation, brand or default")
+	}
+	for _, f := range n.get("kv_cache_strategy_hardware").fields() {
+		v.checkKeys(f.n, "kv_cache_strategy_hardware."+f.name, keyExact, "exact hardware id")
+	}
+	if m := n.get("strategy_min_gpus"); m.isStruct() {
+		v.checkKeys(m, "strategy_min_gpus", keyExact|keyStrategy, "strategy id or hardware id")
+	}
+	for _, f := range n.get("strategy_overrides").fields() {
+		p := "strategy_overrides." + f.name
+		v.checkKeys(f.n.get("hardware_overrides"), p+".hardware_overrides", keyExact|keyGen|keyNvidia, "generation, nvidia or hardware id")
+		if f.n.get("tp").isStruct() {
+			v.checkKeys(f.n.get("tp"), p+".tp", keyExact|keyGen|keyBrand|keyDefault, "hardware id, generation, brand or default")
+		}
+		for _, role := range []string{"prefill", "decode"} {
+			rn := f.n.get(role)
+			v.checkKeys(rn.get("hardware_overrides"), p+"."+role+".hardware_overrides", keyExact, "exact hardware id")
+			if rn.get("nodes").isStruct() {
+				v.checkKeys(rn.get("nodes"), p+"."+role+".nodes", keyExact|keyDefault, "hardware id or default")
+			}
+		}
+	}
+	for _, f := range n.get("features").fields() {
+		p := "features." + f.name
+		v.checkKeys(f.n.get("hardware_overrides"), p+".hardware_overrides", keyGen|keyNvidia, "generation (or nvidia)")
+		v.checkKeys(f.n.get("hardware"), p+".hardware", keyExact|keyGen, "hardware id or generation")
+		for _, m := range f.n.get("modes").fields() {
+			mp := p + ".modes." + m.name
+			v.checkKeys(m.n.get("hardware_overrides"), mp+".hardware_overrides", keyExact|keyGen|keyBrand|keyDefault, "hardware id, generation, brand or default")
+			v.checkKeys(m.n.get("hardware"), mp+".hardware", keyExact|keyGen, "hardware id or generation")
+		}
+	}
+
+	// Vocabulary the site tolerates.
+	if d := meta.get("difficulty"); d.exists() && !contains(s.Schema.Vocabulary.Difficulty, d.str()) {
+		v.add(KindVocabulary, diag.Warning, d, "meta.difficulty",
+			"difficulty %q is not one of %s (the documented enum); use advanced", d.str(), strings.Join(s.Schema.Vocabulary.Difficulty, ", "))
+	}
+	for i, dep := range n.get("dependencies").list() {
+		for _, b := range dep.get("brand").strs() {
+			if !contains(s.Schema.Vocabulary.DependencyBrands, b) {
+				v.add(KindVocabulary, diag.Warning, dep.get("brand"), fmt.Sprintf("dependencies[%d].brand", i),
+					"dependency brand %q is not one of the documented %s; the install block may not show it", b, strings.Join(s.Schema.Vocabulary.DependencyBrands, ", "))
+			}
+		}
+	}
+
+	// model_id vs path.
+	mid := n.get("model", "model_id")
+	if r.ModelID != r.ID {
+		if strings.EqualFold(r.ModelID, r.ID) {
+			v.add(KindModelIDPath, diag.Warning, mid, "model.model_id",
+				"model_id %q differs from the file path %s only in case; the site's lookup is case-insensitive but related_recipes and URLs are not: rename the file to models/%s.yaml or set model_id: %q", r.ModelID, r.Rel, r.ModelID, r.ID)
+		} else {
+			v.add(KindModelIDPath, diag.Error, mid, "model.model_id",
+				"model_id %q must equal the file path %s (models/<hf_org>/<hf_repo>.yaml); serve other checkpoints through a variant's model_id", r.ModelID, r.Rel)
+		}
+	}
+
+	// Dates.
+	da, du := meta.get("date_added"), meta.get("date_updated")
+	switch {
+	case !da.exists():
+		v.add(KindDates, diag.Warning, meta, "meta.date_added", "date_added is missing; add the date the recipe first appeared (it is immutable)")
+	case !du.exists():
+		v.add(KindDates, diag.Warning, meta, "meta.date_updated", "date_updated is missing; add it (>= date_added %s)", da.str())
+	case da.str() > du.str():
+		v.add(KindDates, diag.Warning, du, "meta.date_updated",
+			"date_updated %s is before date_added %s; date_added is immutable, so set date_updated to the last change (>= %s)", du.str(), da.str(), da.str())
+	}
+
+	// Features: references and exclusivity.
+	features := map[string]node{}
+	for _, f := range n.get("features").fields() {
+		features[f.name] = f.n
+	}
+	optIn := n.get("opt_in_features").strs()
+	for i, e := range n.get("opt_in_features").list() {
+		if _, ok := features[e.str()]; !ok {
+			v.add(KindUnknownReference, diag.Error, e, fmt.Sprintf("opt_in_features[%d]", i),
+				"opt_in_features names %q, which is not a feature of this recipe; remove it or add the feature", e.str())
+		}
+	}
+	for _, f := range n.get("hardware_opt_in_features").fields() {
+		for i, e := range f.n.list() {
+			if _, ok := features[e.str()]; !ok {
+				v.add(KindUnknownReference, diag.Error, e, fmt.Sprintf("hardware_opt_in_features.%s[%d]", f.name, i),
+					"names %q, which is not a feature of this recipe", e.str())
+			}
+		}
+	}
+	variants := r.Variants()
+	for _, vk := range variants {
+		for _, dm := range n.get("variants", vk, "default_modes").fields() {
+			feat, ok := features[dm.name]
+			switch {
+			case !ok:
+				v.add(KindUnknownReference, diag.Error, dm.n, "variants."+vk+".default_modes."+dm.name,
+					"default_modes names feature %q, which this recipe does not define", dm.name)
+			case !feat.get("modes", dm.n.str()).exists():
+				v.add(KindUnknownReference, diag.Error, dm.n, "variants."+vk+".default_modes."+dm.name,
+					"feature %s has no mode %q", dm.name, dm.n.str())
+			}
+		}
+	}
+	for _, pair := range s.Schema.Vocabulary.ExclusiveFeatures {
+		a, b := pair[0], pair[1]
+		fa, okA := features[a]
+		fb, okB := features[b]
+		if !okA || !okB {
+			continue
+		}
+		on := func(name, vk string) bool {
+			if n.get("variants", vk, "default_modes", name).exists() {
+				return true
+			}
+			return !contains(optIn, name)
+		}
+		for _, vk := range variants {
+			if on(a, vk) && on(b, vk) {
+				later := fb
+				if fa.pos().Line > fb.pos().Line {
+					later = fa
+				}
+				v.add(KindExclusiveFeatures, diag.Error, later, "features",
+					"%s and %s are mutually exclusive (the site's UI clears one when the other is picked) but both are on by default for variant %s, so the rendered command carries both; add one of them to opt_in_features", a, b, vk)
+				break
+			}
+		}
+	}
+
+	// Variants: precision, image names.
+	for _, vk := range variants {
+		vn := n.get("variants", vk)
+		pn := vn.get("precision")
+		prec := pn.str()
+		info, ok := s.Schema.Precisions[prec]
+		switch {
+		case !ok:
+			v.add(KindUnknownPrecision, diag.Error, pn, "variants."+vk+".precision",
+				"unknown precision %q: neither the upstream enum nor wlc's recipe_precisions table knows it, so no hardware gate or memory rule applies; use one of %s", prec, v.precisionList())
+		case !info.Documented:
+			v.add(KindUnknownPrecision, diag.Warning, pn, "variants."+vk+".precision",
+				"precision %q is not in the documented upstream enum, so the site gates it on no hardware; wlc reads it as %s", prec, info.WLC)
+		}
+		v.dockerImages(vn.get("docker_image"), "variants."+vk+".docker_image")
+		for _, f := range vn.get("hardware_overrides").fields() {
+			v.dockerImages(f.n.get("docker_image"), "variants."+vk+".hardware_overrides."+f.name+".docker_image")
+		}
+		v.checkKeys(vn.get("hardware_overrides"), "variants."+vk+".hardware_overrides", keyExact|keyGen|keyNvidia, "generation, nvidia or hardware id")
+		if vn.get("tp").isStruct() {
+			v.checkKeys(vn.get("tp"), "variants."+vk+".tp", keyExact|keyGen|keyBrand|keyDefault, "hardware id, generation, brand or default")
+		}
+		for i, e := range vn.get("supported_hardware").list() {
+			if s.Profiles[e.str()] == nil {
+				v.add(KindUnknownHardware, diag.Error, e, fmt.Sprintf("variants.%s.supported_hardware[%d]", vk, i),
+					"unknown hardware id %q: the allowlist can never match it; use a taxonomy id (%s)", e.str(), v.knownIDs(e.str()))
+			}
+		}
+	}
+	v.dockerImages(n.get("model", "docker_image"), "model.docker_image")
+
+	// Strategies against the model architecture.
+	arch := n.get("model", "architecture").str()
+	for i, e := range n.get("compatible_strategies").list() {
+		st := s.Strategies[e.str()]
+		if st == nil {
+			v.add(KindUnknownReference, diag.Error, e, fmt.Sprintf("compatible_strategies[%d]", i),
+				"strategy %q has no file in strategies/; add strategies/%s.yaml or remove it", e.str(), e.str())
+			continue
+		}
+		if st.MoE && arch != "moe" {
+			v.add(KindStrategyMatch, diag.Error, e, fmt.Sprintf("compatible_strategies[%d]", i),
+				"%s needs a MoE model (hardware_match.architecture: moe) but model.architecture is %s; dense recipes are limited to *_tp strategies", st.Name, arch)
+		}
+	}
+
+	// Per verified hardware: strategy layout, memory, precision.
+	for _, hid := range r.VerifiedHardware() {
+		p := s.Profiles[hid]
+		if p == nil {
+			continue
+		}
+		v.verified(r, p)
+	}
+}
+
+func (v *vetter) precisionList() string {
+	var ks []string
+	for k, i := range v.s.Schema.Precisions {
+		if i.Documented {
+			ks = append(ks, k)
+		}
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+func (v *vetter) dockerImages(n node, path string) {
+	check := func(m node, p string) {
+		if img := m.str(); strings.ContainsAny(img, " \t") {
+			v.add(KindDockerImage, diag.Error, m, p,
+				"docker image %q is not an image reference (it contains spaces), so `docker run` would fail; use %q", img, img[strings.LastIndexAny(img, " \t")+1:])
+		}
+	}
+	if !n.exists() {
+		return
+	}
+	if !n.isStruct() {
+		check(n, path)
+		return
+	}
+	for _, f := range n.fields() {
+		if f.n.isStruct() {
+			for _, g := range f.n.fields() {
+				check(g.n, path+"."+f.name+"."+g.name)
+			}
+		} else {
+			check(f.n, path+"."+f.name)
+		}
+	}
+}
+
+// verified checks one hardware profile the recipe marks verified.
+func (v *vetter) verified(r *Recipe, p *Profile) {
+	s := v.s
+	claim := r.n.get("meta", "hardware", p.ID)
+	offered := s.Offered(r, p)
+
+	// Strategy layout (hardware_match) on this hardware.
+	var badSingle []string
+	for _, name := range offered {
+		st := s.Strategies[name]
+		if st == nil {
+			continue
+		}
+		switch st.DeployType {
+		case "single_node":
+			if p.GPUCount < st.MinGPUs || (st.MaxGPUs > 0 && p.GPUCount > st.MaxGPUs) {
+				badSingle = append(badSingle, name)
+			}
+		case "multi_node":
+			nodes := r.DefaultNodes(name, p)
+			if nodes*p.GPUCount < st.MinGPUs {
+				v.add(KindStrategyMatch, diag.Error, claim, "meta.hardware."+p.ID,
+					"%s needs at least %d GPUs but renders %d × %d on %s; raise strategy_min_gpus.%s to %d", name, st.MinGPUs, nodes, p.GPUCount, p.ID, name, st.MinGPUs)
+			}
+		case "pd_cluster":
+			pre, _ := r.PoolNodes("prefill", p)
+			dec, _ := r.PoolNodes("decode", p)
+			if pre > 0 && dec > 0 {
+				if gpus := (pre + dec) * p.GPUCount; gpus < st.MinGPUs {
+					v.add(KindStrategyMatch, diag.Error, claim, "meta.hardware."+p.ID,
+						"pd_cluster needs at least %d GPUs (hardware_match.min_gpus) but the recipe's pools render %d prefill + %d decode node(s) × %d GPU(s) = %d on %s; mark strategy_hardware.pd_cluster.%s: unsupported or size the pools (strategy_overrides.pd_cluster.<role>.nodes.%s)", st.MinGPUs, pre, dec, p.GPUCount, gpus, p.ID, p.ID, p.ID)
+				}
+			}
+		}
+	}
+	if len(badSingle) > 0 {
+		st := s.Strategies[badSingle[0]]
+		rng := fmt.Sprintf("%d–%d", st.MinGPUs, st.MaxGPUs)
+		if st.MaxGPUs == 0 {
+			rng = fmt.Sprintf("≥ %d", st.MinGPUs)
+		}
+		v.add(KindStrategyMatch, diag.Error, claim, "meta.hardware."+p.ID,
+			"%s verified, but %s need%s %s GPUs on one node (hardware_match) and %s has %d; mark strategy_hardware.<strategy>.%s: unsupported for %s",
+			p.ID, strings.Join(badSingle, ", "), plural(len(badSingle)), rng, p.ID, p.GPUCount, p.ID, strings.Join(badSingle, ", "))
+	}
+
+	// Memory and precision per variant offered here.
+	for _, vk := range r.Variants() {
+		if ok, _ := s.VariantOffered(r, vk, p); !ok {
+			continue
+		}
+		vn := r.n.get("variants", vk)
+		vram, _ := vn.get("vram_minimum_gb").integer()
+		var singles, multis, pds []string
+		for _, name := range offered {
+			switch {
+			case isSingleNode(name):
+				singles = append(singles, name)
+			case name == "pd_cluster":
+				pds = append(pds, name)
+			case name != "multi_node_tp_dp":
+				multis = append(multis, name)
+			}
+		}
+		// On non-scalable hardware the site disables variants that do not
+		// fit (rule V3), so nothing broken is rendered there.
+		if vram > p.VRAMGB && len(singles) > 0 && p.Scalable {
+			need := (vram + p.VRAMGB - 1) / p.VRAMGB
+			sev, how := diag.Warning, fmt.Sprintf("run it on ≥ %d nodes with a multi-node strategy, or mark strategy_hardware.<strategy>.%s: unsupported", need, p.ID)
+			if len(multis) == 0 && len(pds) == 0 {
+				sev, how = diag.Error, fmt.Sprintf("no offered strategy spans nodes here: add a multi_node_* strategy or drop %s's verified mark for this variant (supported_hardware)", p.ID)
+			}
+			v.add(KindMemoryNode, sev, vn.get("vram_minimum_gb"), "variants."+vk+".vram_minimum_gb",
+				"variant %s needs %d GB but one %s node has %d GB (%d × %g GB): %s cannot serve it on this verified hardware; %s",
+				vk, vram, p.ID, p.VRAMGB, p.GPUCount, p.PerGPU(), strings.Join(singles, ", "), how)
+		}
+		var short []string
+		for _, name := range offered {
+			if !isMultiNode(name) {
+				continue
+			}
+			nodes := r.DefaultNodes(name, p)
+			capacity := nodes * p.VRAMGB
+			if name == "multi_node_tp_dp" {
+				if vram > p.VRAMGB {
+					short = append(short, fmt.Sprintf("%s holds one full replica per node (%d GB)", name, p.VRAMGB))
+				}
+				continue
+			}
+			if vram > capacity {
+				need := (vram + p.VRAMGB - 1) / p.VRAMGB
+				short = append(short, fmt.Sprintf("%s renders %d nodes = %d GB (needs %d: set strategy_min_gpus.%s: %d)", name, nodes, capacity, need, name, need*p.GPUCount))
+			}
+		}
+		if len(pds) > 0 {
+			for _, role := range []string{"prefill", "decode"} {
+				nodes, _ := r.PoolNodes(role, p)
+				if nodes > 0 && vram > nodes*p.VRAMGB {
+					need := (vram + p.VRAMGB - 1) / p.VRAMGB
+					short = append(short, fmt.Sprintf("pd_cluster's %s pool renders %d node(s) = %d GB (needs %d: set strategy_overrides.pd_cluster.%s.nodes.%s: %d)", role, nodes, nodes*p.VRAMGB, need, role, p.ID, need))
+				}
+			}
+		}
+		if len(short) > 0 {
+			v.add(KindMemoryNodes, diag.Warning, vn.get("vram_minimum_gb"), "variants."+vk+".vram_minimum_gb",
+				"variant %s needs %d GB on %s (%d GB per node), but %s", vk, vram, p.ID, p.VRAMGB, strings.Join(short, "; "))
+		}
+
+		// Precision against wlc's catalog.
+		prec := vn.get("precision").str()
+		info, known := s.Schema.Precisions[prec]
+		wlcName := s.Schema.HardwareMap[p.ID]
+		hw, mapped := s.Schema.Hardware[wlcName]
+		if !known || info.WLC == "none" || !mapped {
+			continue
+		}
+		facts := s.Schema.Architectures[hw.Architecture]
+		if _, ok := facts.Weights[info.WLC]; ok {
+			continue
+		}
+		var runs, can []string
+		for w := range facts.Weights {
+			runs = append(runs, w)
+		}
+		sort.Strings(runs)
+		for _, other := range r.VerifiedHardware() {
+			if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[other]]; ok {
+				if _, ok := s.Schema.Architectures[h.Architecture].Weights[info.WLC]; ok {
+					can = append(can, other)
+				}
+			}
+		}
+		fix := "restrict it with supported_hardware"
+		if len(can) > 0 {
+			fix = fmt.Sprintf("restrict it with supported_hardware: [%s]", strings.Join(can, ", "))
+		}
+		v.add(KindPrecisionHardware, diag.Error, vn.get("precision"), "variants."+vk+".precision",
+			"variant %s (%s) is offered on verified %s, but wlc's catalog says %s (%s) cannot run %s (it runs %s); %s",
+			vk, prec, p.ID, wlcName, hw.Architecture, info.WLC, strings.Join(runs, ", "), fix)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
