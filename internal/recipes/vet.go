@@ -149,12 +149,12 @@ func (v *vetter) strategy(st *Strategy) {
 type hwKey int
 
 const (
-	keyExact   hwKey = 1 << iota // a taxonomy hardware id
-	keyGen                       // a generation
-	keyNvidia                    // the "nvidia" brand fallback
-	keyBrand                     // any lowercase brand
-	keyDefault                   // "default"
-	keyStrategy                  // a strategy id
+	keyExact    hwKey = 1 << iota // a taxonomy hardware id
+	keyGen                        // a generation
+	keyNvidia                     // the "nvidia" brand fallback
+	keyBrand                      // any lowercase brand
+	keyDefault                    // "default"
+	keyStrategy                   // a strategy id
 )
 
 func (v *vetter) checkKeys(m node, path string, allow hwKey, what string) {
