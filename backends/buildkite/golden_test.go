@@ -1,0 +1,280 @@
+package buildkite_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/cuecontext"
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/internal/bktest"
+	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/selection"
+	"github.com/wlcdev/wlc/internal/testenv"
+)
+
+// A golden archive (testdata/backends/buildkite/*.txtar) holds a workloads
+// package (cue.mod/, workloads/), the exporting environment (`env`: one
+// NAME=value per line; WORKLOADS in it selects, otherwise the nightly set)
+// and the expected `pipeline.yml`. WLC_UPDATE=1 rewrites pipeline.yml.
+type golden struct {
+	path    string
+	archive *txtar.Archive
+	env     map[string]string
+	want    []byte
+}
+
+func goldenDir(t *testing.T) string {
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "buildkite")
+}
+
+func readGoldens(t *testing.T) []*golden {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(goldenDir(t), "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden archives in %s (%v)", goldenDir(t), err)
+	}
+	var out []*golden
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &golden{path: f, archive: a, env: map[string]string{}}
+		for _, file := range a.Files {
+			switch file.Name {
+			case "env":
+				for _, line := range strings.Split(string(file.Data), "\n") {
+					if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+						continue
+					}
+					k, v, ok := strings.Cut(line, "=")
+					if !ok {
+						t.Fatalf("%s: env line %q is not NAME=value", f, line)
+					}
+					g.env[k] = v
+				}
+			case "pipeline.yml":
+				g.want = file.Data
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// plans loads the archive's workloads package and resolves the selection
+// the way `wlc export` does.
+func (g *golden) plans(t *testing.T) []plan.Workload {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range g.archive.Files {
+		if f.Name == "env" || f.Name == "pipeline.yml" {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
+	if r.Diags.HasErrors() {
+		var b strings.Builder
+		r.Diags.WriteText(&b)
+		t.Fatalf("workloads do not vet:\n%s", b.String())
+	}
+	var cands []selection.Candidate
+	for _, w := range r.Workloads {
+		cands = append(cands, selection.Candidate{Name: w.Name, File: w.File, Nightly: w.Nightly})
+	}
+	var names []string
+	var err error
+	if entries := selection.Split(g.env["WORKLOADS"]); len(entries) > 0 {
+		names, err = selection.Pick(cands, entries)
+	} else {
+		names, err = selection.Nightly(cands)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
+	ov := plan.OverridesFromEnv(func(k string) string { return g.env[k] })
+	var out []plan.Workload
+	for _, n := range names {
+		w, _ := r.Workload(n)
+		p, err := plan.Resolve(w.Workload, w.File, cat, ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func lowerPipeline(t *testing.T, b backends.Backend, ws []plan.Workload, env map[string]string) []byte {
+	t.Helper()
+	arts, err := b.Lower(ws, backends.Options{Env: env, WorkloadsDir: "workloads"})
+	if err != nil {
+		t.Fatalf("Lower: %v", err)
+	}
+	if err := backends.CheckArtifacts(arts); err != nil {
+		t.Fatal(err)
+	}
+	if len(arts) != 1 || arts[0].Path != buildkite.PipelineFile {
+		t.Fatalf("Lower produced %d artifacts, want exactly %s", len(arts), buildkite.PipelineFile)
+	}
+	return arts[0].Data
+}
+
+// TestGolden lowers every archive, compares with its pipeline.yml and runs
+// the pipeline through Buildkite's own tools: the real agent's dry-run
+// upload (exit 0, no WARN, with the archive's env as the uploader's
+// environment), the JSON schema and go-pipeline's round trip. The script
+// each step runs, decoded from the agent's output, must be the runner's
+// script byte for byte.
+func TestGolden(t *testing.T) {
+	update := os.Getenv("WLC_UPDATE") == "1"
+	runners := goldenRunners()
+	for _, g := range readGoldens(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(g.path), ".txtar"), func(t *testing.T) {
+			ws := g.plans(t)
+			b := buildkite.New(runners)
+			got := lowerPipeline(t, b, ws, g.env)
+			if again := lowerPipeline(t, buildkite.New(runners), ws, g.env); !bytes.Equal(got, again) {
+				t.Fatalf("two exports differ:\n%s\n---\n%s", got, again)
+			}
+			if !bytes.Equal(got, g.want) {
+				if update {
+					writeGolden(t, g, got)
+				} else {
+					t.Errorf("pipeline differs from %s (WLC_UPDATE=1 rewrites it; read the diff):\n%s", g.path, lineDiff(g.want, got))
+				}
+			}
+
+			bktest.ValidateSchema(t, got)
+			bktest.RoundTrip(t, got)
+			uploaded := bktest.DryRun(t, got, g.env)
+
+			steps := uploadedSteps(t, uploaded)
+			if len(steps) != len(ws) {
+				t.Fatalf("agent uploaded %d steps, want %d", len(steps), len(ws))
+			}
+			for i, w := range ws {
+				runner := runners[runnerOf(w)]
+				arts, err := runner.Lower([]plan.Workload{w}, backends.Options{Env: g.env, WorkloadsDir: "workloads"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				script := scriptOf(t, steps[i].Command)
+				if !bytes.Equal(script, arts[0].Data) {
+					t.Errorf("step %d (%s): the script the agent would run differs from the %s runner's", i, w.Name, runner.Name())
+				}
+			}
+		})
+	}
+}
+
+func runnerOf(w plan.Workload) string {
+	return map[string]string{"docker": "docker", "k8s": "native", "slurm": "slurm"}[w.Profile.Runtime]
+}
+
+type uploadedStep struct {
+	Label   string            `json:"label"`
+	Command string            `json:"command"`
+	Env     map[string]string `json:"env"`
+	Skip    any               `json:"skip"`
+	Plugins []map[string]any  `json:"plugins"`
+}
+
+func uploadedSteps(t *testing.T, j []byte) []uploadedStep {
+	t.Helper()
+	var doc struct {
+		Steps []uploadedStep `json:"steps"`
+	}
+	if err := json.Unmarshal(j, &doc); err != nil {
+		t.Fatalf("agent output: %v\n%s", err, j)
+	}
+	return doc.Steps
+}
+
+// scriptOf decodes the base64 heredoc of a step command.
+func scriptOf(t *testing.T, cmd string) []byte {
+	t.Helper()
+	_, rest, ok := strings.Cut(cmd, "<<'WLC_SCRIPT'\n")
+	if !ok {
+		t.Fatalf("command has no script heredoc:\n%s", cmd)
+	}
+	body, _, ok := strings.Cut(rest, "\nWLC_SCRIPT\n")
+	if !ok {
+		t.Fatalf("script heredoc is not terminated:\n%s", cmd)
+	}
+	data, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(body, "\n", ""))
+	if err != nil {
+		t.Fatalf("script heredoc: %v", err)
+	}
+	return data
+}
+
+func writeGolden(t *testing.T, g *golden, data []byte) {
+	t.Helper()
+	found := false
+	for i := range g.archive.Files {
+		if g.archive.Files[i].Name == "pipeline.yml" {
+			g.archive.Files[i].Data = data
+			found = true
+		}
+	}
+	if !found {
+		g.archive.Files = append(g.archive.Files, txtar.File{Name: "pipeline.yml", Data: data})
+	}
+	if err := os.WriteFile(g.path, txtar.Format(g.archive), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rewrote %s", g.path)
+}
+
+// lineDiff shows how got differs from want, with each step's base64
+// script decoded so a runner's change reads as a script diff.
+func lineDiff(want, got []byte) string {
+	return cmp.Diff(strings.Split(decodeScripts(want), "\n"), strings.Split(decodeScripts(got), "\n"))
+}
+
+// decodeScripts replaces every base64 heredoc body in a pipeline with the
+// decoded script, each line prefixed "| ".
+func decodeScripts(y []byte) string {
+	var out strings.Builder
+	lines := strings.Split(string(y), "\n")
+	for i := 0; i < len(lines); i++ {
+		out.WriteString(lines[i] + "\n")
+		if !strings.HasSuffix(lines[i], "<<'WLC_SCRIPT'") {
+			continue
+		}
+		var b64 strings.Builder
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "WLC_SCRIPT"; i++ {
+			b64.WriteString(strings.TrimSpace(lines[i]))
+		}
+		data, err := base64.StdEncoding.DecodeString(b64.String())
+		if err != nil {
+			out.WriteString("(undecodable base64)\n")
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			out.WriteString("| " + l + "\n")
+		}
+		if i < len(lines) {
+			out.WriteString(lines[i] + "\n")
+		}
+	}
+	return out.String()
+}
