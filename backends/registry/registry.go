@@ -11,6 +11,7 @@ import (
 	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/docker"
 	"github.com/wlcdev/wlc/backends/native"
+	"github.com/wlcdev/wlc/backends/slurm"
 )
 
 // All returns every backend, sorted by name.
@@ -19,6 +20,7 @@ func All() []backends.Backend {
 		// Backends are listed here, one per line.
 		docker.Backend{},
 		native.Backend{},
+		slurm.Backend{},
 	}
 	// buildkite steps run the scripts of the runner backends listed above.
 	bs = append(bs, buildkite.New(runners(bs)))
