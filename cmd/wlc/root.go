@@ -88,6 +88,7 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		newListCmd(e),
 		newShowCmd(e),
 		newExportCmd(e),
+		newRecipeCmd(e),
 		newVersionCmd(e),
 	)
 	return root

@@ -14,6 +14,7 @@ type vetOptions struct {
 	format    string
 	strict    bool
 	vllmFlags string
+	recipes   string
 }
 
 func newVetCmd(e *env) *cobra.Command {
@@ -36,6 +37,7 @@ what would fix it. It exits 1 when any error is found (or any warning with
 	}
 	cmd.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
+	cmd.Flags().StringVar(&o.recipes, "recipes", "", "vet an upstream vLLM recipes checkout (taxonomy.yaml, strategies/, models/) instead of workloads")
 	cmd.Flags().StringVar(&o.vllmFlags, "vllm-flags", "", "check every serve and bench flag against this vLLM flag catalog (JSON, one vLLM version)")
 	return cmd
 }
@@ -43,6 +45,12 @@ what would fix it. It exits 1 when any error is found (or any warning with
 func runVet(e *env, o *vetOptions, args []string) error {
 	if o.format != "text" && o.format != "json" {
 		return usagef("--format must be text or json, not %q", o.format)
+	}
+	if o.recipes != "" {
+		if len(args) > 0 {
+			return usagef("give either --recipes DIR or a workloads dir, not both")
+		}
+		return runVetRecipes(e, o)
 	}
 	dir := defaultWorkloadsDir
 	if len(args) == 1 {

@@ -120,7 +120,7 @@ func group(toks []string, pos []Pos, source string) []Arg {
 		if i < len(pos) {
 			a.Pos = pos[i]
 		}
-		if isFlag(t) && strings.HasPrefix(t, "--") && strings.Contains(t, "=") {
+		if isFlag(t) && strings.Contains(t, "=") {
 			a.Flag, a.Value, _ = strings.Cut(t, "=")
 			a.HasValue, a.Eq = true, true
 		} else if isFlag(t) && i+1 < len(toks) && !isFlag(toks[i+1]) {
