@@ -95,15 +95,20 @@ func match(c Candidate, e string) bool {
 }
 
 // Closest returns up to n workload names nearest to e by edit distance.
+// A path or file name is compared by its stem (workloads/x.cue -> x), and
+// names much farther than the best match are left out, so a one-letter
+// typo suggests only the workload it misspells.
 func Closest(cands []Candidate, e string, n int) []string {
 	type scored struct {
 		name string
 		d    int
 	}
+	key := strings.ToLower(entryStem(e))
 	var s []scored
 	for _, c := range cands {
-		d := distance(strings.ToLower(e), strings.ToLower(c.Name))
-		if d <= len(c.Name)/2+2 || strings.Contains(c.Name, e) {
+		name := strings.ToLower(c.Name)
+		d := distance(key, name)
+		if d <= len(c.Name)/2+2 || strings.Contains(name, key) {
 			s = append(s, scored{c.Name, d})
 		}
 	}
@@ -114,10 +119,23 @@ func Closest(cands []Candidate, e string, n int) []string {
 		return s[i].name < s[j].name
 	})
 	var out []string
-	for i := 0; i < len(s) && i < n; i++ {
+	for i := 0; i < len(s) && len(out) < n; i++ {
+		if s[i].d > s[0].d+2 && !strings.Contains(strings.ToLower(s[i].name), key) {
+			continue
+		}
 		out = append(out, s[i].name)
 	}
 	return out
+}
+
+// entryStem is the workload-name part of a selection entry: the file name
+// without directory and .cue/.yaml/.yml extension.
+func entryStem(e string) string {
+	b := path.Base(strings.ReplaceAll(e, "\\", "/"))
+	for _, ext := range []string{".cue", ".yaml", ".yml"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	return b
 }
 
 func distance(a, b string) int {
