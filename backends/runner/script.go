@@ -179,9 +179,11 @@ func Comment(s string) string {
 func Preamble(w plan.Workload) (string, error) {
 	var b strings.Builder
 	// Functions run through wlc_step or the EXIT trap look unreachable to
-	// shellcheck (SC2317); the directive before the first command covers the file.
-	b.WriteString("# Functions called through wlc_step and the EXIT trap are not unreachable:\n")
-	b.WriteString("# shellcheck disable=SC2317\nset -euo pipefail\n\n# ---- Workload ----\n\n")
+	// shellcheck (SC2317), and values quoted on purpose ('$(x)') look like
+	// mistakes (SC2016); the directive before the first command covers the file.
+	b.WriteString("# Functions called through wlc_step and the EXIT trap are reachable, and\n")
+	b.WriteString("# values in single quotes are meant literally:\n")
+	b.WriteString("# shellcheck disable=SC2317,SC2016\nset -euo pipefail\n\n# ---- Workload ----\n\n")
 	mj, err := jsonString(w.Model)
 	if err != nil {
 		return "", err
