@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/wlcdev/wlc/backends"
-	"github.com/wlcdev/wlc/backends/docker"
-	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/docker"
 	"github.com/wlcdev/wlc/backends/native"
@@ -20,8 +18,6 @@ import (
 func All() []backends.Backend {
 	bs := []backends.Backend{
 		// Backends are listed here, one per line.
-		docker.Backend{},
-		native.Backend{},
 		docker.Backend{},
 		native.Backend{},
 		slurm.Backend{},
