@@ -267,7 +267,7 @@ func (v *vetter) recipe(r *Recipe) {
 	// Vocabulary the site tolerates.
 	if d := meta.get("difficulty"); d.exists() && !contains(s.Schema.Vocabulary.Difficulty, d.str()) {
 		v.add(KindVocabulary, diag.Warning, d, "meta.difficulty",
-			"difficulty %q is not one of %s (the documented enum); use advanced", d.str(), strings.Join(s.Schema.Vocabulary.Difficulty, ", "))
+			"difficulty %q is not one of %s (the documented enum); pick the closest of them", d.str(), strings.Join(s.Schema.Vocabulary.Difficulty, ", "))
 	}
 	for i, dep := range n.get("dependencies").list() {
 		for _, b := range dep.get("brand").strs() {
