@@ -298,12 +298,72 @@ func (l *loader) validate(v, pkg cue.Value) bool {
 	if err == nil {
 		return true
 	}
+	before := len(l.res.Diags)
 	l.addCUEError(err, pkg)
+	defer func() {
+		// Never drop a workload or profile silently: if every error was
+		// filtered as a repeat, report CUE's first one as it is.
+		// Errors inside a workload's copy of its profile were reported on
+		// the profile.
+		if len(l.res.Diags) > before {
+			return
+		}
+		for _, e := range cueerrors.Errors(err) {
+			if indexOf(e.Path(), "#profiles") >= 0 || indexOf(e.Path(), "_profile") >= 0 {
+				continue
+			}
+			var path []string
+			for _, s := range v.Path().Selectors() {
+				path = append(path, selLabel(s))
+			}
+			d := diag.Diagnostic{Severity: diag.Error, Path: joinPath(path), Message: cleanMessage(e.Error())}
+			if pos := l.blamePos(pkg, path); pos.IsValid() {
+				d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
+			}
+			l.res.Diags.Add(d)
+			return
+		}
+	}()
 	prefix := v.Path().Selectors()
 	for _, f := range l.files {
 		l.walkDecls(f.Decls, nil, prefix)
 	}
+	l.missingRequired(v, pkg)
 	return false
+}
+
+// missingRequired reports every required field of a workload or profile
+// the user left out: CUE names only the first one a comprehension waits
+// for, and a failed struct cannot list its fields, so the definition's
+// required fields are looked up in the user's source.
+func (l *loader) missingRequired(v, pkg cue.Value) {
+	path := v.Path().Selectors()
+	if len(path) != 2 {
+		return
+	}
+	var def cue.Value
+	switch path[0].String() {
+	case "workloads":
+		def = l.defWorkload
+	case "profiles":
+		def = l.defProfile
+	default:
+		return
+	}
+	it, err := def.Fields(cue.Optional(true))
+	if err != nil {
+		return
+	}
+	for it.Next() {
+		sel := it.Selector()
+		if sel.ConstraintType() != cue.RequiredConstraint {
+			continue
+		}
+		name := strings.TrimSuffix(sel.String(), "!")
+		if !l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str(name))).IsValid() {
+			l.addCUEError(cueerrors.Newf(token.NoPos, "required field missing: %s", name), pkg, v.Path())
+		}
+	}
 }
 
 // walkDecls follows the user's struct literals along path, validating each
@@ -556,17 +616,37 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		l.seen = map[string]bool{}
 	}
 	for _, e := range cueerrors.Errors(err) {
-		path := e.Path()
+		// e.Path() quotes labels that are not identifiers ("-w").
+		var path []string
+		for _, el := range e.Path() {
+			if u, err := strconv.Unquote(el); err == nil && strings.HasPrefix(el, "\"") {
+				el = u
+			}
+			path = append(path, el)
+		}
 		if len(at) > 0 {
 			path = nil
 			for _, s := range at[0].Selectors() {
 				path = append(path, selLabel(s))
 			}
 		}
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		// A missing field does not exist: blame the struct that lacks it,
+		// in the words used for top-level fields.
+		if msg == "field is required but not present" && len(path) > 1 {
+			msg = "required field missing: " + path[len(path)-1]
+			path = path[:len(path)-1]
+		}
 		if l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] {
 			continue
 		}
 		l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] = true
+		// A workload's copy of its profile (#profiles, _profile) repeats
+		// the errors reported on profiles.<name> itself.
+		if indexOf(path, "#profiles") >= 0 || indexOf(path, "_profile") >= 0 {
+			continue
+		}
 		// An error on a let (the schema's arithmetic helpers) repeats an
 		// error already reported on the field it reads.
 		if l.pkg.Exists() && len(path) > 1 && indexOf(path, "_check") < 0 && !strings.HasPrefix(path[0], "#") {
@@ -574,12 +654,10 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 				continue
 			}
 		}
-		format, args := e.Msg()
-		msg := fmt.Sprintf(format, args...)
 		msg = strings.TrimSuffix(msg, ":")
 		var pos token.Pos
 		for _, p := range cueerrors.Positions(e) {
-			if !l.isSchema(p.Filename()) && !strings.HasSuffix(p.Filename(), "wlc.cue") {
+			if !l.isSchema(p.Filename()) && !isTyping(p.Filename()) {
 				pos = p
 				break
 			}
@@ -625,7 +703,12 @@ func (l *loader) blamePos(pkg cue.Value, path []string) token.Pos {
 			continue
 		}
 		v := pkg.LookupPath(p)
-		if pos := l.userPos(v); pos.IsValid() {
+		if pos := l.userPos(v); pos.IsValid() && !isTyping(pos.Filename()) {
+			return pos
+		}
+		// A struct the user wrote: its label (workloads.w is typed by the
+		// pattern in wlc.cue, which says nothing about w).
+		if pos := l.labelPos(p.Selectors()); pos.IsValid() {
 			return pos
 		}
 		// A workload struct's own position is the pattern in wlc.cue; its
@@ -637,6 +720,12 @@ func (l *loader) blamePos(pkg cue.Value, path []string) token.Pos {
 		}
 	}
 	return token.NoPos
+}
+
+// isTyping reports whether file is a package's wlc.cue, the two lines
+// typing every profile and workload: never the place a user should fix.
+func isTyping(file string) bool {
+	return filepath.Base(file) == "wlc.cue"
 }
 
 func indexOf(path []string, s string) int {
@@ -760,11 +849,17 @@ func collapseDisjunctions(in diag.List) diag.List {
 		}
 	}
 	// The walker's "field not allowed: <why>" says more than CUE's bare
-	// "field not allowed" on the same field.
+	// "field not allowed" on the same field. Any other error on a path
+	// says more than "conflicting values" (which, beside a bound or a
+	// schema message, is only the schema default disagreeing).
 	explained := map[string]bool{}
+	specific := map[string]bool{}
 	for _, d := range in {
 		if strings.HasPrefix(d.Message, "field not allowed: ") {
 			explained[d.Path] = true
+		}
+		if !strings.HasPrefix(d.Message, "conflicting values") && !strings.Contains(d.Message, "errors in empty disjunction") {
+			specific[d.Path] = true
 		}
 	}
 	var out diag.List
@@ -774,6 +869,9 @@ func collapseDisjunctions(in diag.List) diag.List {
 			continue
 		}
 		if explained[d.Path] && d.Message == "field not allowed" {
+			continue
+		}
+		if specific[d.Path] && strings.HasPrefix(d.Message, "conflicting values") {
 			continue
 		}
 		if i := strings.Index(d.Message, "(mismatched types"); i >= 0 {
