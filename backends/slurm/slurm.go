@@ -149,6 +149,17 @@ func gpuFlag(w plan.Workload) string {
 	return "--gpus-per-node=" + strconv.Itoa(w.GPUsPerNode)
 }
 
+// noGPUFlag keeps GPUs from the client step. It must match the job's
+// request style: Slurm 22.05 rejects --gres=none in a --gpus-per-node job
+// ("Invalid Trackable RESource specification") and --gpus-per-node=0 is
+// the way there.
+func noGPUFlag(w plan.Workload) string {
+	if w.Profile.Slurm.Gres != "" {
+		return "--gres=none"
+	}
+	return "--gpus-per-node=0"
+}
+
 // Script renders the sbatch script of one workload: the #SBATCH header,
 // the shared runner library (backends/runner) and the slurm runtime, then
 // the run: hosts, server steps, health wait, client steps, teardown.
@@ -331,7 +342,7 @@ func (g *gen) functions() {
 	g.printf("# same container, without GPUs, stdin closed (srun would read the\n")
 	g.printf("# script's stdin); it fails as soon as a server step ends.\n")
 	g.printf("wlc_in_server() {\n")
-	client := [][]string{{"srun", "--overlap", "--nodes=1", "--ntasks=1", `--nodelist="$WLC_HEAD"`, "--gres=none"}}
+	client := [][]string{{"srun", "--overlap", "--nodes=1", "--ntasks=1", `--nodelist="$WLC_HEAD"`, noGPUFlag(w)}}
 	for _, o := range common {
 		client = append(client, []string{o})
 	}
