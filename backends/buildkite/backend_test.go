@@ -94,8 +94,8 @@ func TestEmptySelectionRefused(t *testing.T) {
 }
 
 // TestSlurmStep: with a Slurm runner wired, the step runs on the login-node
-// queue, one job per queue at a time, and submits the script with sbatch
-// --wait.
+// queue, one job per queue at a time, and submits the script through the
+// wrapper (sbatch --wait; slurm_test.go runs it on a cluster).
 func TestSlurmStep(t *testing.T) {
 	env := map[string]string{"GB300_QUEUE": "gb300-canary"}
 	y := lowerPipeline(t, buildkite.New(fakeRunners()), []plan.Workload{slurmWorkload("kimi")}, env)
@@ -105,7 +105,8 @@ func TestSlurmStep(t *testing.T) {
 		"\n    agents:\n      queue: gb300-canary\n",
 		"\n    concurrency: 1\n    concurrency_group: wlc/gb300-canary\n    concurrency_method: eager\n",
 		"base64 -d > .wlc/kimi.sbatch <<'WLC_SCRIPT'\n",
-		"\n      sbatch --wait .wlc/kimi.sbatch\n",
+		"base64 -d > .wlc/wlc-submit.sh <<'WLC_SCRIPT'\n",
+		"\n      bash .wlc/wlc-submit.sh .wlc/kimi.sbatch results/kimi\n",
 	} {
 		if !strings.Contains(string(y), want) {
 			t.Errorf("pipeline lacks %q:\n%s", want, y)

@@ -19,6 +19,7 @@ package buildkite
 import (
 	"bytes"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -289,27 +290,43 @@ func runCommand(w plan.Workload, runner string, script []byte) string {
 	return b.String()
 }
 
-// slurmCommand writes the sbatch script and submits it from the login node,
-// waiting for the job; sbatch --wait exits with the job's exit code.
+// submitScript is the login-node wrapper of Slurm steps: sbatch --wait,
+// the job log streamed into the step, scancel when the step is cancelled.
+//
+//go:embed submit.sh
+var submitScript []byte
+
+// slurmCommand writes the sbatch script and the submit wrapper, then runs
+// the wrapper from the checkout root (where the sbatch script expects to be
+// submitted; its log goes to the results directory).
 func slurmCommand(w plan.Workload, runner string, script []byte) string {
 	path := scriptDir + "/" + w.Name + ".sbatch"
+	submit := scriptDir + "/wlc-submit.sh"
 	var b strings.Builder
 	writeScript(&b, w, runner, path, script)
-	fmt.Fprintf(&b, "sbatch --wait %s\n", path)
+	b.WriteString("# The login-node wrapper: sbatch --wait, the job log copied here, scancel on cancel.\n")
+	writeFile(&b, submit, submitScript)
+	fmt.Fprintf(&b, "bash %s %s %s\n", submit, path, w.ResultsPath)
 	return b.String()
 }
 
-// writeScript emits the lines that put script at path: a base64 heredoc
-// with a quoted delimiter (no expansion), then a sha256 check. The name is a
-// #Name (letters, digits, _ . -), safe unquoted in a path.
+// writeScript emits the header comment and the lines that put script at
+// path.
 func writeScript(b *strings.Builder, w plan.Workload, runner, path string, script []byte) {
-	sum := sha256.Sum256(script)
 	fmt.Fprintf(b, "# wlc: the %s script of workload %s (%d bytes), base64 so that pipeline upload\n", runner, w.Name, len(script))
 	fmt.Fprintf(b, "# interpolates nothing in it. Read it with: wlc export --backend %s --workloads %s\n", runner, w.Name)
 	b.WriteString("set -eu\n")
 	fmt.Fprintf(b, "mkdir -p %s\n", scriptDir)
+	writeFile(b, path, script)
+}
+
+// writeFile emits a base64 heredoc with a quoted delimiter (no expansion)
+// writing data to path, then a sha256 check. Paths are built from #Name
+// values (letters, digits, _ . -), safe unquoted.
+func writeFile(b *strings.Builder, path string, data []byte) {
+	sum := sha256.Sum256(data)
 	fmt.Fprintf(b, "base64 -d > %s <<'WLC_SCRIPT'\n", path)
-	enc := base64.StdEncoding.EncodeToString(script)
+	enc := base64.StdEncoding.EncodeToString(data)
 	for len(enc) > 76 {
 		b.WriteString(enc[:76] + "\n")
 		enc = enc[76:]

@@ -1,0 +1,144 @@
+package buildkite_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/internal/bktest"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/slurmtest"
+)
+
+// sbatchRunner renders a small real sbatch script: its log goes to the
+// results directory like the slurm backend's, it prints runtime `$` forms,
+// sleeps and exits with a chosen status.
+type sbatchRunner struct {
+	sleep, exit int
+}
+
+func (sbatchRunner) Name() string    { return "slurm" }
+func (sbatchRunner) Summary() string { return "test sbatch runner" }
+func (r sbatchRunner) Lower(ws []plan.Workload, _ backends.Options) ([]backends.Artifact, error) {
+	w := ws[0]
+	s := fmt.Sprintf(`#!/bin/bash
+#SBATCH --job-name=wlc-%[1]s
+#SBATCH --nodes=1
+#SBATCH --output=%[2]s/slurm-%%j.out
+#SBATCH --error=%[2]s/slurm-%%j.err
+A=(x y)
+echo "job ${SLURM_JOB_ID} says ${#A[@]} ${X:-y}"
+echo "to stderr" >&2
+sleep %[3]d
+exit %[4]d
+`, w.Name, w.ResultsPath, r.sleep, r.exit)
+	return []backends.Artifact{{Path: w.Name + ".sbatch", Data: []byte(s)}}, nil
+}
+
+// slurmStepCommand is the Slurm step's command as the real agent would
+// upload it.
+func slurmStepCommand(t *testing.T, r sbatchRunner, name string) string {
+	t.Helper()
+	y := lowerPipeline(t, buildkite.New(map[string]backends.Backend{"slurm": r}), []plan.Workload{slurmWorkload(name)}, nil)
+	steps := uploadedSteps(t, bktest.DryRun(t, y, map[string]string{"X": "uploader"}))
+	return steps[0].Command
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the step writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startStep(t *testing.T, c *slurmtest.Cluster, command string) (*exec.Cmd, *syncBuffer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-e", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = c.Env()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, dir
+}
+
+// TestSlurmStepOnCluster runs a Slurm step's uploaded command on the local
+// cluster: the job's log shows up in the step's output and the step exits
+// with the job's status.
+func TestSlurmStepOnCluster(t *testing.T) {
+	c := slurmtest.Require(t)
+	cmd, out, dir := startStep(t, c, slurmStepCommand(t, sbatchRunner{sleep: 1, exit: 3}, "kimi"))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("step: %v, want exit 3\n%s", err, out)
+	}
+	for _, want := range []string{"wlc: Slurm job ", " says 2 y\n", "to stderr\n", " exited 3\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("step output lacks %q:\n%s", want, out)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "results", "kimi", "slurm-*.out"))
+	if len(logs) != 1 {
+		t.Errorf("job logs in results/kimi: %v", logs)
+	}
+}
+
+// TestSlurmStepCancel: cancelling the step (Buildkite sends SIGTERM to the
+// process group) cancels the Slurm job, so no GPU job outlives its build.
+func TestSlurmStepCancel(t *testing.T) {
+	c := slurmtest.Require(t)
+	cmd, out, _ := startStep(t, c, slurmStepCommand(t, sbatchRunner{sleep: 120, exit: 0}, "kimi_cancel"))
+	jobRE := regexp.MustCompile(`wlc: Slurm job (\d+);`)
+	var job string
+	for deadline := time.Now().Add(30 * time.Second); job == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if m := jobRE.FindStringSubmatch(out.String()); m != nil {
+			job = m[1]
+		}
+	}
+	if job == "" {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("no job id in the step output:\n%s", out)
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		c.Cancel(t, job)
+		t.Fatalf("the step did not end after SIGTERM:\n%s", out)
+	}
+	if state, _ := c.Wait(t, job, 30*time.Second); state != "CANCELLED" {
+		t.Errorf("job %s ended %s, want CANCELLED\n%s", job, state, out)
+	}
+	if !strings.Contains(out.String(), "cancelling Slurm job "+job) {
+		t.Errorf("step output:\n%s", out)
+	}
+}
