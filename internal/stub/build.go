@@ -1,25 +1,31 @@
 package stub
 
 import (
-	"os"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 )
 
-// Build compiles the stubs (vllm, lm_eval, bfcl, docker) into dir with
-// go build and returns dir, ready to go first on PATH.
+// Build compiles the stubs into dir for a test and returns dir.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(file)
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./vllm", "./lm_eval", "./bfcl", "./docker")
-	cmd.Dir = root
-	cmd.Env = os.Environ()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the stubs: %v\n%s", err, out)
+	if err := BuildDir(dir); err != nil {
+		t.Fatal(err)
 	}
 	return dir
+}
+
+// BuildDir compiles the stubs (vllm, lm_eval, bfcl, docker) into dir with
+// go build; put dir first on PATH.
+func BuildDir(dir string) error {
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
+		"./vllm", "./lm_eval", "./bfcl", "./docker")
+	cmd.Dir = filepath.Dir(file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the stubs: %v\n%s", err, out)
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -210,7 +211,7 @@ func Alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	data, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return true
 	}
@@ -220,17 +221,4 @@ func Alive(pid int) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
 }

@@ -6,7 +6,8 @@
 //	run -d [opts] IMAGE [ARG...]  starts `vllm serve ARG...` (the image's
 //	                              entrypoint) from PATH as the "container",
 //	                              env from -e only (NAME=value, or NAME taken
-//	                              from this process), -p host and container
+//	                              from this process) plus PATH, HOME and
+//	                              WLC_STUB_*, -p host and container
 //	                              ports must match; prints the id
 //	exec [-i] [-e K=V] NAME CMD   runs CMD with the container's env
 //	logs [-f] [--tail N] NAME     the container's output
@@ -31,6 +32,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wlcdev/wlc/internal/stub"
 )
 
 var state string
@@ -208,7 +211,14 @@ func run(args []string) {
 	if err := os.Mkdir(dir(name), 0o755); err != nil {
 		fatal(125, fmt.Sprintf("docker: Error response from daemon: Conflict. The container name %q is already in use.", "/"+name))
 	}
+	// A container sees only its -e variables, PATH and HOME, plus the
+	// WLC_STUB_* knobs (and WLC_STUB_LOG) a test sets for the stub server.
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "WLC_STUB_") {
+			base = append(base, kv)
+		}
+	}
 	c := config{ID: fmt.Sprintf("%064x", time.Now().UnixNano()), Name: name, Image: image, Env: append(base, env...), Cmd: cmd}
 	data, _ := json.MarshalIndent(c, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir(name), "config.json"), data, 0o644); err != nil {
@@ -242,6 +252,7 @@ func supervise(name string) {
 		os.Exit(1)
 	}
 	_ = os.WriteFile(filepath.Join(dir(name), "supervisor.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	stub.Write("docker", "supervise", map[string]string{"container": name})
 	cmd := command(c, c.Cmd)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -1,0 +1,212 @@
+package docker_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wlcdev/wlc/backends/docker"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }
+
+func workload(t *testing.T, archive string) plan.Workload {
+	t.Helper()
+	testenv.LookPath(t, "curl")
+	testenv.LookPath(t, "python3")
+	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "docker", archive))
+	if len(ws) != 1 {
+		t.Fatalf("%s: %d workloads, want 1", archive, len(ws))
+	}
+	return ws[0]
+}
+
+// dockerCalls returns the fake docker's argv log, each call joined by spaces.
+func dockerCalls(t *testing.T, j *runnertest.Job) [][]string {
+	t.Helper()
+	cs, err := stub.DockerCalls(j.DockerState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, c := range cs {
+		out = append(out, c.Argv)
+	}
+	return out
+}
+
+// checkTeardown asserts the container was stopped and removed (the last
+// calls of the fake docker's log), its state is gone, and no stub process
+// is left.
+func checkTeardown(t *testing.T, j *runnertest.Job) {
+	t.Helper()
+	calls := dockerCalls(t, j)
+	var name string
+	for _, c := range calls {
+		if c[0] == "run" {
+			name, _ = stub.Flag(c, "--name")
+		}
+	}
+	if name == "" || !strings.HasPrefix(name, "wlc-"+j.W.Name+"-") {
+		t.Fatalf("no docker run with a wlc container name in %q", calls)
+	}
+	n := len(calls)
+	if n < 2 || !slices.Equal(calls[n-2][:1], []string{"stop"}) || !slices.Equal(calls[n-1], []string{"rm", "-f", name}) {
+		t.Errorf("teardown: last docker calls %q, want stop then rm -f %s", calls[max(0, n-2):], name)
+	}
+	if _, err := os.Stat(filepath.Join(j.DockerState, "containers", name)); !os.IsNotExist(err) {
+		t.Errorf("container %s still exists (%v)", name, err)
+	}
+	j.NoProcessLeft(t)
+}
+
+// TestEndToEnd runs the sweep workload's script against the stubs: the
+// server becomes ready after a startup delay, every bench repetition and
+// median lands in results/, lm_eval and bfcl run, and teardown leaves
+// nothing behind.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
+	res := j.Run(t, 60*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	t.Logf("sweep job took %v", res.Took)
+	for _, want := range []string{"server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "done bfcl"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+	j.CheckBenchResults(t)
+	j.CheckEvalResults(t)
+	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
+		t.Errorf("%d bench invocations, want %d", got, want)
+	}
+	log, _ := os.ReadFile(filepath.Join(j.Results(), "server.log"))
+	if !strings.Contains(string(log), "Application startup complete") {
+		t.Errorf("server.log lacks the server's output:\n%s", log)
+	}
+
+	// The container: GPUs, port on localhost, HF cache, env and secrets by name.
+	var run []string
+	for _, c := range dockerCalls(t, j) {
+		if c[0] == "run" {
+			run = c
+		}
+	}
+	joined := strings.Join(run, " ")
+	for _, want := range []string{"--gpus 2", "--ipc=host", "-v /tmp/wlc-test-hf:/tmp/wlc-test-hf",
+		"-e HF_HOME=/tmp/wlc-test-hf", "-e VLLM_LOGGING_LEVEL=DEBUG", "-e HF_TOKEN -e WLC_TEST_SECRET",
+		"vllm/vllm-openai:nightly Qwen/Qwen3-8B --tensor-parallel-size 2"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("docker run lacks %q: %s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "hf-secret-value") {
+		t.Errorf("a secret's value is on the docker command line: %s", joined)
+	}
+	serve := runnertest.Find(j.Records(t), "vllm", "serve")
+	if len(serve) != 1 {
+		t.Fatalf("%d servers started, want 1", len(serve))
+	}
+	if serve[0].Env["HF_TOKEN"] != "hf-secret-value" || serve[0].Env["WLC_TEST_SECRET"] != "second-secret" {
+		t.Errorf("secrets did not reach the container by name: %v", serve[0].Env)
+	}
+	if port, _ := stub.Flag(run, "-p"); port != "127.0.0.1:"+serve[0].Flags["port"]+":"+serve[0].Flags["port"] {
+		t.Errorf("published %q, server port %s", port, serve[0].Flags["port"])
+	}
+	checkTeardown(t, j)
+}
+
+// TestServerDiesWhileLoading: the server exits with 7 before it is ready;
+// the script stops waiting at once, prints the server's last log lines,
+// exits 7, runs no step and removes the container.
+func TestServerDiesWhileLoading(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w,
+		"WLC_STUB_STARTUP_DELAY=60", "WLC_STUB_DIE_AFTER=0.5", "WLC_STUB_DIE_CODE=7")
+	res := j.Run(t, 30*time.Second)
+	if res.Code != 7 {
+		t.Fatalf("exit %d, want the server's 7:\n%s", res.Code, res.Output)
+	}
+	if res.Took > 15*time.Second {
+		t.Errorf("took %v to notice the dead server", res.Took)
+	}
+	for _, want := range []string{"the server exited (status 7) before it was ready", "  | ERROR stub vllm: dying"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+	if n := j.BenchInvocations(t); n != 0 {
+		t.Errorf("%d bench runs after the server died", n)
+	}
+	checkTeardown(t, j)
+}
+
+// TestBenchFails: every vllm bench serve exits 5. The script keeps the
+// loaded server for the remaining steps (lm_eval, bfcl still run) and exits
+// with the first failure's status, 5.
+func TestBenchFails(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_BENCH_FAIL=5")
+	res := j.Run(t, 60*time.Second)
+	if res.Code != 5 {
+		t.Fatalf("exit %d, want 5:\n%s", res.Code, res.Output)
+	}
+	if !strings.Contains(res.Output, "FAILED bench 128-in-16-out-conc-1 (exit 5)") {
+		t.Errorf("output does not name the failed step:\n%s", res.Output)
+	}
+	j.CheckEvalResults(t)
+	checkTeardown(t, j)
+}
+
+// TestServerDiesMidRun: the server dies after 3 requests, during the first
+// benchmark. The incomplete result fails that step, every later step is
+// skipped, and the script exits non-zero.
+func TestServerDiesMidRun(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_DIE_AFTER_REQUESTS=3", "WLC_STUB_DIE_CODE=9")
+	res := j.Run(t, 60*time.Second)
+	if res.Code == 0 {
+		t.Fatalf("exit 0 although the server died:\n%s", res.Output)
+	}
+	for _, want := range []string{"FAILED bench 128-in-16-out-conc-1", "the server exited (status 9)", "skipped lm_eval gsm8k: the server is gone", "skipped bfcl"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+	if n := len(runnertest.Find(j.Records(t), "lm_eval", "eval")); n != 0 {
+		t.Errorf("lm_eval ran against a dead server")
+	}
+	checkTeardown(t, j)
+}
+
+// TestInjection runs the injection workload: every hostile value reaches
+// the server, the bench client, lm_eval and bfcl verbatim as one argv entry
+// or env value, and no payload runs.
+func TestInjection(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "injection.txtar")
+	pwned, _ := filepath.Glob("/tmp/wlc-pwned-*")
+	for _, p := range pwned {
+		os.Remove(p)
+	}
+	j := runnertest.NewJob(t, docker.Backend{}, w)
+	res := j.Run(t, 60*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	runnertest.CheckInjection(t, j, res)
+	checkTeardown(t, j)
+}

@@ -1,0 +1,220 @@
+package runnertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/stub"
+)
+
+var (
+	stubOnce sync.Once
+	stubDir  string
+	stubErr  error
+)
+
+// Main runs a test package's tests and removes the stubs built for them.
+// Use it from TestMain: func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if stubDir != "" {
+		os.RemoveAll(stubDir)
+	}
+	return code
+}
+
+// Stubs builds the stubs once per test process and returns their directory.
+func Stubs(t testing.TB) string {
+	t.Helper()
+	stubOnce.Do(func() {
+		stubDir, stubErr = os.MkdirTemp("", "wlc-stubs-")
+		if stubErr == nil {
+			stubErr = stub.BuildDir(stubDir)
+		}
+	})
+	if stubErr != nil {
+		t.Fatal(stubErr)
+	}
+	return stubDir
+}
+
+// Job is one script run's sandbox: a working directory (results/ lands
+// there), the stub record directory and the fake docker's state.
+type Job struct {
+	W           plan.Workload
+	Dir         string
+	Script      string
+	StubLog     string
+	DockerState string
+	Env         []string
+}
+
+// NewJob lowers w through b into a fresh directory and prepares the
+// environment: stubs first on PATH, a unique BUILDKITE_JOB_ID, fast polls,
+// HF_TOKEN set. extra is appended to the environment.
+func NewJob(t testing.TB, b backends.Backend, w plan.Workload, extra ...string) *Job {
+	t.Helper()
+	bin := Stubs(t)
+	arts, err := b.Lower([]plan.Workload{w}, backends.Options{})
+	if err != nil || len(arts) != 1 {
+		t.Fatalf("lowering %s: %v (%d artifacts)", w.Name, err, len(arts))
+	}
+	dir := t.TempDir()
+	j := &Job{W: w, Dir: dir, Script: filepath.Join(dir, arts[0].Path),
+		StubLog: filepath.Join(dir, "stub-log"), DockerState: filepath.Join(dir, "docker-state")}
+	if err := os.WriteFile(j.Script, arts[0].Data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j.Env = append([]string{
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"WLC_STUB_LOG=" + j.StubLog,
+		"WLC_FAKE_DOCKER_STATE=" + j.DockerState,
+		"WLC_BENCH_DIR=" + filepath.Join(dir, "container-bench"),
+		"BUILDKITE_JOB_ID=" + fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()),
+		"WLC_POLL_S=0.1",
+		"WLC_STOP_TIMEOUT_S=5",
+		"HF_TOKEN=hf-secret-value",
+		"WLC_TEST_SECRET=second-secret",
+		"WLC_PORT=", "SLURM_JOB_ID=", "WLC_RUN_ID=", "WLC_RESULTS_DIR=",
+	}, extra...)
+	return j
+}
+
+// Run runs the job's script (at most timeout).
+func (j *Job) Run(t testing.TB, timeout time.Duration) Result {
+	t.Helper()
+	return Run(t, j.Script, j.Dir, j.Env, timeout)
+}
+
+// Results is the workload's results directory.
+func (j *Job) Results() string { return filepath.Join(j.Dir, filepath.FromSlash(j.W.ResultsPath)) }
+
+// Records are the stub processes' records.
+func (j *Job) Records(t testing.TB) []stub.Record {
+	t.Helper()
+	rs, err := stub.Records(j.StubLog)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// Find returns the records of program in mode.
+func Find(rs []stub.Record, program, mode string) []stub.Record {
+	var out []stub.Record
+	for _, r := range rs {
+		if r.Program == program && r.Mode == mode {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// NoProcessLeft fails when any stub process (server, bench client, fake
+// container supervisor) still runs shortly after the script exited.
+func (j *Job) NoProcessLeft(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, r := range j.Records(t) {
+		for Alive(r.PID) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if Alive(r.PID) {
+			t.Errorf("%s %s (pid %d) still runs after the script exited", r.Program, r.Mode, r.PID)
+		}
+	}
+}
+
+// CheckBenchResults asserts every bench run's result files exist, each
+// repetition completed every prompt, and each median file holds the median
+// of its repetitions.
+func (j *Job) CheckBenchResults(t testing.TB) {
+	t.Helper()
+	read := func(name string) map[string]any {
+		data, err := os.ReadFile(filepath.Join(j.Results(), name))
+		if err != nil {
+			t.Fatalf("bench result missing: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return m
+	}
+	for _, r := range j.W.Bench {
+		var tput []float64
+		for _, f := range r.RunFiles {
+			m := read(f)
+			if m["completed"] != float64(r.NumPrompts) || m["failed"] != float64(0) {
+				t.Errorf("%s: completed %v failed %v, want %d and 0", f, m["completed"], m["failed"], r.NumPrompts)
+			}
+			if m["max_concurrency"] != float64(r.MaxConcurrency) {
+				t.Errorf("%s: max_concurrency %v, want %d", f, m["max_concurrency"], r.MaxConcurrency)
+			}
+			tput = append(tput, m["request_throughput"].(float64))
+		}
+		if len(r.RunFiles) == 1 {
+			continue
+		}
+		med := read(r.Result)
+		sort.Float64s(tput)
+		if med["request_throughput"] != tput[len(tput)/2] {
+			t.Errorf("%s: request_throughput %v, want the median of %v", r.Result, med["request_throughput"], tput)
+		}
+		agg, _ := med["wlc_aggregate"].(map[string]any)
+		if fmt.Sprint(agg["runs"]) != fmt.Sprint(r.RunFiles) {
+			t.Errorf("%s: aggregated runs %v, want %v", r.Result, agg["runs"], r.RunFiles)
+		}
+		if _, ok := med["ttfts"]; ok {
+			t.Errorf("%s keeps a per-request list", r.Result)
+		}
+	}
+}
+
+// CheckEvalResults asserts the lm_eval and bfcl results exist.
+func (j *Job) CheckEvalResults(t testing.TB) {
+	t.Helper()
+	var want []string
+	for _, l := range j.W.LMEval {
+		want = append(want, filepath.Join("lm_eval", l.Task, "results.json"))
+	}
+	if j.W.BFCL != nil {
+		want = append(want, "bfcl/result/generate.json", "bfcl/score/score.json")
+	}
+	for _, f := range want {
+		if _, err := os.Stat(filepath.Join(j.Results(), f)); err != nil {
+			t.Errorf("eval result missing: %v", err)
+		}
+	}
+}
+
+// BenchInvocations counts `vllm bench serve` runs and checks each was
+// pointed at the server and asked to save its result.
+func (j *Job) BenchInvocations(t testing.TB) int {
+	t.Helper()
+	bs := Find(j.Records(t), "vllm", "bench")
+	for _, b := range bs {
+		if _, ok := stub.Flag(b.Argv, "--base-url"); !ok || !stub.Has(b.Argv, "--save-result") {
+			t.Errorf("bench argv lacks --base-url or --save-result: %q", b.Argv)
+		}
+	}
+	return len(bs)
+}
+
+// WantRuns is how many `vllm bench serve` invocations the plan asks for.
+func WantRuns(w plan.Workload) int {
+	n := 0
+	for _, r := range w.Bench {
+		n += len(r.RunFiles)
+	}
+	return n
+}
