@@ -26,6 +26,9 @@ type Overrides struct {
 	VLLMImageCUDA string // VLLM_IMAGE_CUDA
 	VLLMImageROCm string // VLLM_IMAGE_ROCM
 	VLLMImageXPU  string // VLLM_IMAGE_XPU
+	// BenchOnly (BENCH_ONLY=1|true|yes) runs performance benchmarks only:
+	// lm_eval and bfcl are dropped from every workload.
+	BenchOnly bool
 }
 
 // OverridesFromEnv reads the overrides with getenv.
@@ -36,6 +39,7 @@ func OverridesFromEnv(getenv func(string) string) Overrides {
 		VLLMImageCUDA: strings.TrimSpace(getenv("VLLM_IMAGE_CUDA")),
 		VLLMImageROCm: strings.TrimSpace(getenv("VLLM_IMAGE_ROCM")),
 		VLLMImageXPU:  strings.TrimSpace(getenv("VLLM_IMAGE_XPU")),
+		BenchOnly:     truthy(getenv("BENCH_ONLY")),
 	}
 }
 
@@ -83,13 +87,26 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 			p.BenchMetadata = w.VLLMBench.Metadata
 		}
 	}
-	if w.LMEval != nil {
+	if ov.BenchOnly {
+		p.BenchOnly = true
+	}
+	if w.LMEval != nil && !p.BenchOnly {
 		p.LMEval = lmEvalRuns(w)
 	}
-	if w.BFCL != nil {
+	if w.BFCL != nil && !p.BenchOnly {
 		p.BFCL = bfclRun(w)
 	}
 	return p, nil
+}
+
+// truthy reads a boolean environment variable the way perf-eval did
+// (1, true, yes; any case).
+func truthy(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
 }
 
 // PlatformOf maps a hardware vendor to the vLLM image platform.
