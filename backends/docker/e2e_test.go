@@ -74,7 +74,7 @@ func checkTeardown(t *testing.T, j *runnertest.Job) {
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
-	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5", "WLC_STUB_WORKERS=2")
 	res := j.Run(t, 60*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)

@@ -2,12 +2,15 @@ package runnertest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,4 +220,68 @@ func WantRuns(w plan.Workload) int {
 		n += len(r.RunFiles)
 	}
 	return n
+}
+
+// lockedBuffer is an output buffer safe to read while the script writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
+
+// RunAndSignal starts the script, sends SIGTERM to the bash process (as a
+// CI agent cancelling the job would) once ready(output) holds, and waits.
+func (j *Job) RunAndSignal(t testing.TB, timeout time.Duration, ready func(string) bool) Result {
+	t.Helper()
+	cmd := exec.Command("bash", j.Script)
+	cmd.Dir = j.Dir
+	cmd.Env = append(os.Environ(), j.Env...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(timeout)
+	signalled := false
+	for {
+		select {
+		case err := <-done:
+			res := Result{Output: out.String(), Took: time.Since(start)}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				res.Code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if !signalled {
+				t.Fatalf("the script ended before the signal:\n%s", res.Output)
+			}
+			return res
+		case <-deadline:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Fatalf("no exit within %v:\n%s", timeout, out.String())
+		case <-time.After(50 * time.Millisecond):
+			if !signalled && ready(out.String()) {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				signalled = true
+			}
+		}
+	}
 }

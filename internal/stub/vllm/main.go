@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sort"
@@ -29,6 +30,9 @@ func main() {
 	switch {
 	case len(args) >= 1 && args[0] == "serve":
 		os.Exit(serve(args[1:]))
+	case len(args) >= 1 && args[0] == "__worker":
+		stub.Write("vllm", "worker", nil)
+		select {} // like an engine worker: lives until its process group is killed
 	case len(args) >= 2 && args[0] == "bench" && args[1] == "serve":
 		os.Exit(bench(args[2:]))
 	}
@@ -94,13 +98,31 @@ func serve(args []string) int {
 	stub.Write("vllm", "serve", flags)
 	fmt.Printf("INFO stub vllm serve %s (pid %d) on %s:%s headless=%v\n", model, os.Getpid(), host, port, headless)
 
+	// Workers stay behind when the server exits, as orphaned engine
+	// processes would: only a process-group kill removes them.
+	if n, _ := strconv.Atoi(os.Getenv("WLC_STUB_WORKERS")); n > 0 {
+		self, _ := os.Executable()
+		for i := 0; i < n; i++ {
+			w := exec.Command(self, "__worker")
+			if err := w.Start(); err != nil {
+				fmt.Printf("ERROR stub vllm: worker: %v\n", err)
+				return 1
+			}
+		}
+	}
+	ignoreTerm := os.Getenv("WLC_STUB_IGNORE_TERM") == "1"
 	done := make(chan int, 1)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
-		s := <-sigs
-		fmt.Printf("INFO stub vllm: %v, shutting down\n", s)
-		done <- 0
+		for s := range sigs {
+			if ignoreTerm {
+				fmt.Printf("INFO stub vllm: %v ignored (WLC_STUB_IGNORE_TERM)\n", s)
+				continue
+			}
+			fmt.Printf("INFO stub vllm: %v, shutting down\n", s)
+			done <- 0
+		}
 	}()
 	if d := envSeconds("WLC_STUB_DIE_AFTER"); d > 0 {
 		go func() {

@@ -1,0 +1,194 @@
+package native_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wlcdev/wlc/backends/native"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }
+
+// TestGolden compares every archive's lowering with its out/ sections
+// (byte-identical across two lowerings), parses each script with
+// mvdan.cc/sh and runs shellcheck on it.
+func TestGolden(t *testing.T) {
+	as, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", "*.txtar"))
+	if err != nil || len(as) == 0 {
+		t.Fatalf("no golden archives: %v", err)
+	}
+	for _, a := range as {
+		t.Run(filepath.Base(a), func(t *testing.T) {
+			t.Parallel()
+			for _, art := range runnertest.Golden(t, native.Backend{}, a) {
+				if art.Mode != 0o755 {
+					t.Errorf("%s: mode %v, want 0755", art.Path, art.Mode)
+				}
+				runnertest.Parse(t, art.Path, art.Data)
+				runnertest.Shellcheck(t, art.Path, art.Data)
+			}
+		})
+	}
+}
+
+func workload(t *testing.T, archive string) plan.Workload {
+	t.Helper()
+	for _, tool := range []string{"curl", "python3", "setsid"} {
+		testenv.LookPath(t, tool)
+	}
+	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", archive))
+	if len(ws) != 1 {
+		t.Fatalf("%s: %d workloads, want 1", archive, len(ws))
+	}
+	return ws[0]
+}
+
+func wantOutput(t *testing.T, res runnertest.Result, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(res.Output, w) {
+			t.Errorf("output lacks %q:\n%s", w, res.Output)
+		}
+	}
+}
+
+// TestEndToEnd runs the sweep workload natively against the stub vllm: the
+// server (with two worker processes) becomes ready after a delay, every
+// repetition and median lands in results/, lm_eval and bfcl run, and
+// teardown kills the server's whole process group.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5", "WLC_STUB_WORKERS=2")
+	res := j.Run(t, 60*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	t.Logf("sweep job took %v", res.Took)
+	wantOutput(t, res, "server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "done bfcl", "stopping the server (process group")
+	j.CheckBenchResults(t)
+	j.CheckEvalResults(t)
+	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
+		t.Errorf("%d bench invocations, want %d", got, want)
+	}
+	rs := j.Records(t)
+	serve := runnertest.Find(rs, "vllm", "serve")
+	if len(serve) != 1 {
+		t.Fatalf("%d servers, want 1", len(serve))
+	}
+	s := serve[0]
+	if s.Flags["host"] != "127.0.0.1" {
+		t.Errorf("server bound to %q, want 127.0.0.1", s.Flags["host"])
+	}
+	for k, v := range map[string]string{"HF_HOME": "/tmp/wlc-test-hf", "VLLM_LOGGING_LEVEL": "DEBUG", "HF_TOKEN": "hf-secret-value", "WLC_TEST_SECRET": "second-secret"} {
+		if s.Env[k] != v {
+			t.Errorf("server env %s = %q, want %q", k, s.Env[k], v)
+		}
+	}
+	if n := len(runnertest.Find(rs, "vllm", "worker")); n != 2 {
+		t.Errorf("%d workers recorded, want 2", n)
+	}
+	log, _ := os.ReadFile(filepath.Join(j.Results(), "server.log"))
+	if !strings.Contains(string(log), "Application startup complete") {
+		t.Errorf("server.log lacks the server's output:\n%s", log)
+	}
+	j.NoProcessLeft(t)
+}
+
+// TestServerDiesWhileLoading: the server exits 7 before it is ready; the
+// script stops waiting at once, prints its last log lines and exits 7.
+func TestServerDiesWhileLoading(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w,
+		"WLC_STUB_STARTUP_DELAY=60", "WLC_STUB_DIE_AFTER=0.5", "WLC_STUB_DIE_CODE=7", "WLC_STUB_WORKERS=1")
+	res := j.Run(t, 30*time.Second)
+	if res.Code != 7 {
+		t.Fatalf("exit %d, want the server's 7:\n%s", res.Code, res.Output)
+	}
+	if res.Took > 15*time.Second {
+		t.Errorf("took %v to notice the dead server", res.Took)
+	}
+	wantOutput(t, res, "the server exited (status 7) before it was ready", "  | ERROR stub vllm: dying")
+	if n := j.BenchInvocations(t); n != 0 {
+		t.Errorf("%d bench runs after the server died", n)
+	}
+	j.NoProcessLeft(t) // the orphaned worker too
+}
+
+// TestBenchFails: every bench exits 5; lm_eval and bfcl still run on the
+// loaded server and the script exits 5.
+func TestBenchFails(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_BENCH_FAIL=5")
+	res := j.Run(t, 60*time.Second)
+	if res.Code != 5 {
+		t.Fatalf("exit %d, want 5:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "FAILED bench 128-in-16-out-conc-1 (exit 5)", "done lm_eval gsm8k", "done bfcl")
+	j.CheckEvalResults(t)
+	j.NoProcessLeft(t)
+}
+
+// TestServerDiesMidRun: the server dies (status 9) after 3 requests; the
+// first benchmark fails, the rest is skipped, the exit status is non-zero.
+func TestServerDiesMidRun(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_DIE_AFTER_REQUESTS=3", "WLC_STUB_DIE_CODE=9")
+	res := j.Run(t, 60*time.Second)
+	if res.Code == 0 {
+		t.Fatalf("exit 0 although the server died:\n%s", res.Output)
+	}
+	wantOutput(t, res, "FAILED bench 128-in-16-out-conc-1", "the server exited (status 9)", "skipped lm_eval gsm8k: the server is gone")
+	j.NoProcessLeft(t)
+}
+
+// TestStubbornServer: a server that ignores SIGTERM is killed after
+// WLC_STOP_TIMEOUT_S, with its workers.
+func TestStubbornServer(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	w.Bench, w.LMEval, w.BFCL = nil, nil, nil
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_IGNORE_TERM=1", "WLC_STUB_WORKERS=1", "WLC_STOP_TIMEOUT_S=1")
+	res := j.Run(t, 30*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "ignored (WLC_STUB_IGNORE_TERM)")
+	j.NoProcessLeft(t)
+}
+
+// TestInterrupted: SIGTERM to the script while it waits for the server
+// tears everything down and exits 143.
+func TestInterrupted(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=60", "WLC_STUB_WORKERS=1")
+	res := j.RunAndSignal(t, 30*time.Second, func(out string) bool { return strings.Contains(out, "waiting up to") })
+	if res.Code != 143 {
+		t.Fatalf("exit %d, want 143:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "terminated", "stopping the server")
+	j.NoProcessLeft(t)
+}
+
+// TestInjection: hostile values arrive verbatim; nothing executes.
+func TestInjection(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "injection.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w)
+	res := j.Run(t, 60*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	runnertest.CheckInjection(t, j, res)
+	j.NoProcessLeft(t)
+}
