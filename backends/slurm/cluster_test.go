@@ -139,10 +139,7 @@ func (r *run) noLeftovers(t *testing.T, bin string) {
 // server dies while loading.
 func TestJobsOnCluster(t *testing.T) {
 	c := slurmtest.Require(t)
-	bin := t.TempDir()
-	if err := stub.Build(bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := stub.Build(t, t.TempDir())
 	sc := scripts(t)
 	begin := time.Now()
 
@@ -194,6 +191,9 @@ func TestJobsOnCluster(t *testing.T) {
 	t.Logf("4 jobs in %v", time.Since(begin).Round(time.Millisecond))
 }
 
+// injected is the one_node archive's hostile extra_args value.
+const injected = `{"note": "$(touch /tmp/wlc-slurm-pwned) ` + "`id`" + ` 'q' ; \n"}`
+
 func checkOneNode(t *testing.T, r *run) {
 	servers := r.records_(t, "vllm", "serve")
 	if len(servers) != 1 {
@@ -213,6 +213,12 @@ func checkOneNode(t *testing.T, r *run) {
 	}
 	if got := s.Env["HF_TOKEN"]; got != "hf-secret-value" {
 		t.Errorf("the secret HF_TOKEN reached the server as %q, want the submitting environment's value", got)
+	}
+	if got, _ := stub.Flag(s.Argv, "--override-generation-config"); got != injected {
+		t.Errorf("extra_args token reached the server as %q, want %q", got, injected)
+	}
+	if _, err := os.Stat("/tmp/wlc-slurm-pwned"); err == nil {
+		t.Errorf("a command substitution in extra_args ran")
 	}
 	benches := r.records_(t, "vllm", "bench")
 	// short-conc-1, short-conc-2, rep-conc-2 × 3
