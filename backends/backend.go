@@ -57,3 +57,12 @@ func CheckArtifacts(as []Artifact) error {
 	}
 	return nil
 }
+
+// Accepter is implemented by backends that lower only some workloads (a
+// docker host runs one node; sbatch needs a Slurm profile). Without an
+// explicit selection, export skips the workloads a backend does not accept
+// and says so; an explicitly selected one is an error.
+type Accepter interface {
+	// Accepts returns why w cannot be lowered, or nil.
+	Accepts(w plan.Workload) error
+}

@@ -123,6 +123,31 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
 		return errReported
 	}
+	if acc, ok := b.(backends.Accepter); ok && len(entries) == 0 {
+		// A default selection (nightly, all) spans every fleet; keep what
+		// this backend can run and say what was left out.
+		kept := plans[:0]
+		var skipped []string
+		var first error
+		for _, p := range plans {
+			if err := acc.Accepts(p); err != nil {
+				skipped = append(skipped, p.Name)
+				if first == nil {
+					first = fmt.Errorf("%s: %w", p.Name, err)
+				}
+				continue
+			}
+			kept = append(kept, p)
+		}
+		plans = kept
+		if len(skipped) > 0 {
+			fmt.Fprintf(e.stderr, "wlc export: the %s backend skips %d workload(s): %s (%v)\n", b.Name(), len(skipped), strings.Join(skipped, ", "), first)
+		}
+		if len(plans) == 0 {
+			fmt.Fprintf(e.stderr, "wlc export: the %s backend accepts none of the selected workloads\n", b.Name())
+			return errReported
+		}
+	}
 	arts, err := b.Lower(plans, backends.Options{Env: e.environ(), WorkloadsDir: dir})
 	if err == nil {
 		err = backends.CheckArtifacts(arts)

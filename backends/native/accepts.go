@@ -1,0 +1,15 @@
+package native
+
+import (
+	"fmt"
+
+	"github.com/wlcdev/wlc/internal/plan"
+)
+
+// Accepts implements backends.Accepter: one server process, one node.
+func (Backend) Accepts(w plan.Workload) error {
+	if w.Nodes > 1 {
+		return fmt.Errorf("spans %d nodes; the native runner starts one server process (use the slurm backend)", w.Nodes)
+	}
+	return nil
+}
