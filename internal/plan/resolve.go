@@ -131,6 +131,12 @@ func mergeEnv(prof schema.Profile, w schema.Workload) []EnvVar {
 	if _, set := m["HF_HOME"]; !set && prof.HFHome != "" {
 		m["HF_HOME"] = prof.HFHome
 	}
+	// vLLM gives up on a loading engine after VLLM_ENGINE_READY_TIMEOUT_S
+	// (600 s by default), long before a big checkpoint's startup budget;
+	// perf-eval passed 3600 and the B300 branch its startup timeout.
+	if _, set := m["VLLM_ENGINE_READY_TIMEOUT_S"]; !set {
+		m["VLLM_ENGINE_READY_TIMEOUT_S"] = strconv.Itoa(w.StartupTimeoutS)
+	}
 	out := make([]EnvVar, 0, len(m))
 	for k, v := range m {
 		out = append(out, EnvVar{Name: k, Value: v})
