@@ -100,6 +100,7 @@ type Workload struct {
 	Name             string            `json:"name"`
 	Description      string            `json:"description,omitempty"`
 	Profile          string            `json:"profile"`
+	Recipe           *RecipeRef        `json:"recipe,omitempty"`
 	Nodes            int               `json:"nodes"`
 	GPUsPerNode      int               `json:"gpus_per_node"`
 	Model            string            `json:"model"`
@@ -120,6 +121,15 @@ type Workload struct {
 	LMEval           *LMEval           `json:"lm_eval,omitempty"`
 	VLLMBench        *VLLMBench        `json:"vllm_bench,omitempty"`
 	BFCL             *BFCL             `json:"bfcl,omitempty"`
+}
+
+// RecipeRef mirrors #RecipeRef.
+type RecipeRef struct {
+	Model      string   `json:"model"`
+	Variant    string   `json:"variant,omitempty"`
+	Strategy   string   `json:"strategy,omitempty"`
+	Features   []string `json:"features"`
+	NoFeatures []string `json:"no_features"`
 }
 
 // Serve mirrors #Serve.

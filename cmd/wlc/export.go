@@ -20,6 +20,7 @@ type exportOptions struct {
 	nightly   bool
 	all       bool
 	out       string
+	recipes   string
 }
 
 // nightlyDefault is implemented by backends whose unselected export is the
@@ -56,6 +57,7 @@ Backends: ` + strings.Join(registry.Names(), ", ") + `.`,
 	f.BoolVar(&o.nightly, "nightly", false, "export the nightly workloads")
 	f.BoolVar(&o.all, "all", false, "export every workload")
 	f.StringVarP(&o.out, "output", "o", "", "directory to write artifacts into")
+	f.StringVar(&o.recipes, "recipes", "", recipesFlagUsage)
 	cmd.RegisterFlagCompletionFunc("backend", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -79,7 +81,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	}
 
 	dir := dirArg(args, 0)
-	r, _ := e.loadWorkloads(dir)
+	r, _ := e.loadWorkloads(dir, load.Options{RecipesDir: e.workloadRecipes(o.recipes)})
 	if err := e.requireClean(r); err != nil {
 		return err
 	}

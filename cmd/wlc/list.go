@@ -6,10 +6,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wlcdev/wlc/internal/load"
 )
 
 func newListCmd(e *env) *cobra.Command {
 	var nightly bool
+	var recipesDir string
 	cmd := &cobra.Command{
 		Use:   "list [dir]",
 		Short: "List workloads with their fleet, shape and precision",
@@ -17,7 +20,7 @@ func newListCmd(e *env) *cobra.Command {
   wlc list --nightly workloads/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, _ := e.loadWorkloads(dirArg(args, 0))
+			r, _ := e.loadWorkloads(dirArg(args, 0), load.Options{RecipesDir: e.workloadRecipes(recipesDir)})
 			if err := e.requireClean(r); err != nil {
 				return err
 			}
@@ -40,5 +43,6 @@ func newListCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&nightly, "nightly", false, "only nightly workloads")
+	cmd.Flags().StringVar(&recipesDir, "recipes", "", recipesFlagUsage)
 	return cmd
 }

@@ -36,6 +36,20 @@ func (e *env) recipesDir(flag string) (string, error) {
 	return "", usagef("no recipes directory: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES; looked in %s", filepath.Join(e.cwd, defaultRecipesDirs[0]))
 }
 
+// workloadRecipes is the recipes checkout workloads with a `recipe`
+// derive from: --recipes, $WLC_RECIPES or a default location; "" when
+// there is none (the loader then names the flag to pass, and only if a
+// workload needs it).
+func (e *env) workloadRecipes(flag string) string {
+	dir, err := e.recipesDir(flag)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+const recipesFlagUsage = "vLLM recipes checkout that workloads with a recipe derive from (default $WLC_RECIPES, ./recipes or ../shared/corpus/recipes)"
+
 func (e *env) loadRecipes(dir string) (*recipes.Set, error) {
 	if e.ctx == nil {
 		e.ctx = cuecontext.New()

@@ -18,6 +18,7 @@ func (e *env) resolve(r *load.Result, ws []load.Workload) ([]plan.Workload, erro
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: %w", w.File, w.Line, w.Column, err)
 		}
+		p.Recipe = w.Recipe
 		out = append(out, p)
 	}
 	return out, nil

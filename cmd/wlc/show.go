@@ -12,7 +12,7 @@ import (
 )
 
 func newShowCmd(e *env) *cobra.Command {
-	var format string
+	var format, recipesDir string
 	cmd := &cobra.Command{
 		Use:   "show NAME [dir]",
 		Short: "Print a workload fully resolved: image, env, and every argv",
@@ -20,6 +20,8 @@ func newShowCmd(e *env) *cobra.Command {
 chosen (and why), the merged environment, the exact vllm serve argv, every
 vllm bench serve run after sweep expansion, the lm_eval and bfcl commands,
 and how the hardware runs the checkpoint precision (native or fallback).
+A workload derived from a vLLM recipe shows the rendering it came from
+(recipe, variant, strategy, hardware id) under recipe.
 VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 		Example: `  wlc show qwen3_5_b200
   VLLM_COMMIT=0123456789abcdef wlc show --format json gpt_oss_120b_h200`,
@@ -28,7 +30,7 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 			if format != "yaml" && format != "json" {
 				return usagef("--format must be yaml or json, not %q", format)
 			}
-			r, _ := e.loadWorkloads(dirArg(args, 1))
+			r, _ := e.loadWorkloads(dirArg(args, 1), load.Options{RecipesDir: e.workloadRecipes(recipesDir)})
 			if err := e.requireClean(r); err != nil {
 				return err
 			}
@@ -58,6 +60,7 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVar(&recipesDir, "recipes", "", recipesFlagUsage)
 	return cmd
 }
 

@@ -29,7 +29,8 @@ what would fix it. It exits 1 when any error is found (or any warning with
 		Example: `  wlc vet workloads/
   wlc vet --format json workloads/ > findings.json
   wlc vet --vllm-flags vllm-flags/v0.13.0.json workloads/
-  wlc vet --strict`,
+  wlc vet --strict
+  wlc vet --recipes ~/src/recipes workloads/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVet(e, o, args)
@@ -37,7 +38,7 @@ what would fix it. It exits 1 when any error is found (or any warning with
 	}
 	cmd.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
-	cmd.Flags().StringVar(&o.recipes, "recipes", "", "vet an upstream vLLM recipes checkout (taxonomy.yaml, strategies/, models/) instead of workloads")
+	cmd.Flags().StringVar(&o.recipes, "recipes", "", "vLLM recipes checkout (taxonomy.yaml, strategies/, models/): alone, vet it; with a workloads dir, the recipes its workloads derive from (default $WLC_RECIPES)")
 	cmd.Flags().StringVar(&o.vllmFlags, "vllm-flags", "", "check every serve and bench flag against this vLLM flag catalog (JSON, one vLLM version)")
 	return cmd
 }
@@ -46,17 +47,14 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	if o.format != "text" && o.format != "json" {
 		return usagef("--format must be text or json, not %q", o.format)
 	}
-	if o.recipes != "" {
-		if len(args) > 0 {
-			return usagef("give either --recipes DIR or a workloads dir, not both")
-		}
+	if o.recipes != "" && len(args) == 0 {
 		return runVetRecipes(e, o)
 	}
 	dir := defaultWorkloadsDir
 	if len(args) == 1 {
 		dir = args[0]
 	}
-	var lo load.Options
+	lo := load.Options{RecipesDir: e.workloadRecipes(o.recipes)}
 	if o.vllmFlags != "" {
 		cat, err := vllmflags.Load(o.vllmFlags)
 		if err != nil {

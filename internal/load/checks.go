@@ -146,6 +146,10 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	}
 
 	for i, tok := range w.Serve.ExtraArgs {
+		if i < w.ownExtraArgs() {
+			continue // the recipe's, checked when derived
+		}
+		i -= w.ownExtraArgs()
 		name, ok := flagName(tok)
 		if !ok {
 			continue

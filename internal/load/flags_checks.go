@@ -23,7 +23,11 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 	for _, f := range cat.CheckServe(serve) {
 		field := "serve"
 		if f.Index >= len(serve)-extra {
-			field = fmt.Sprintf("serve.extra_args[%d]", f.Index-(len(serve)-extra))
+			if i := f.Index - (len(serve) - extra); i < w.ownExtraArgs() {
+				field = "recipe"
+			} else {
+				field = fmt.Sprintf("serve.extra_args[%d]", i-w.ownExtraArgs())
+			}
 		} else {
 			for j := f.Index; j >= 0; j-- {
 				if name, ok := flagName(serve[j]); ok {

@@ -23,6 +23,8 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/recipes"
 	"github.com/wlcdev/wlc/internal/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -34,6 +36,8 @@ type Workload struct {
 	File   string
 	Line   int
 	Column int
+	// Recipe is set when the server was derived from a vLLM recipe.
+	Recipe *plan.RecipeOrigin
 }
 
 // Result is everything one load produced. Diags holds every finding; when
@@ -70,6 +74,10 @@ type Options struct {
 	// VLLMFlags, when set, checks every serve and bench flag against the
 	// flags of one vLLM version.
 	VLLMFlags *vllmflags.Catalog
+	// RecipesDir is the vLLM recipes checkout that workloads with a
+	// `recipe` derive from (see recipe_refs.go); it is read only when a
+	// workload has one.
+	RecipesDir string
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
@@ -102,6 +110,9 @@ type loader struct {
 	defWorkload, defProfile cue.Value
 	// seen dedupes errors reported more than once.
 	seen map[string]bool
+	// recipes is the recipes checkout, loaded on first use.
+	recipes    *recipes.Set
+	recipesErr error
 }
 
 func (l *loader) errorf(format string, args ...any) {
@@ -267,7 +278,16 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 	}
 	for it.Next() {
 		wv := it.Value()
+		rd, ok := l.deriveRecipe(wv)
+		if !ok {
+			continue
+		}
+		if rd != nil {
+			pkg, wv = l.pkg, rd.wv
+		}
+		before := len(l.res.Diags)
 		if !l.validate(wv, pkg) {
+			rd.blameDerived(l, before)
 			continue
 		}
 		var w schema.Workload
@@ -276,6 +296,7 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 			continue
 		}
 		lw := Workload{Workload: w}
+		rd.apply(&lw)
 		pos := l.userPos(wv.LookupPath(cue.ParsePath("profile")))
 		if pos.IsValid() {
 			lw.File = l.rel(pos.Filename())
@@ -360,6 +381,9 @@ func (l *loader) missingRequired(v, pkg cue.Value) {
 			continue
 		}
 		name := strings.TrimSuffix(sel.String(), "!")
+		if (name == "model" || name == "precision") && l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str("recipe"))).IsValid() {
+			continue // derived from the recipe
+		}
 		if !l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str(name))).IsValid() {
 			l.addCUEError(cueerrors.Newf(token.NoPos, "required field missing: %s", name), pkg, v.Path())
 		}

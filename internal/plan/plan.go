@@ -22,6 +22,8 @@ type Workload struct {
 	Description string `json:"description,omitempty"`
 	// File is the CUE file defining the workload (for selection by path).
 	File string `json:"file"`
+	// Recipe is set when the server was derived from a vLLM recipe.
+	Recipe *RecipeOrigin `json:"recipe,omitempty"`
 
 	Profile  schema.Profile  `json:"profile"`
 	Hardware schema.Hardware `json:"hardware"`
@@ -129,4 +131,25 @@ type BFCLRun struct {
 	Env        []EnvVar `json:"env"`
 	Generate   []string `json:"generate"`
 	Evaluate   []string `json:"evaluate"`
+}
+
+// RecipeOrigin says which rendering of an upstream vLLM recipe a workload's
+// server was derived from (see #RecipeRef).
+type RecipeOrigin struct {
+	// Recipe is the recipe's <org>/<repo>; File is its YAML file.
+	Recipe string `json:"recipe"`
+	File   string `json:"file"`
+	// Variant and Strategy are the ones composed (defaults resolved);
+	// Hardware is the recipes' hardware id the profile maps to.
+	Variant    string   `json:"variant"`
+	Strategy   string   `json:"strategy"`
+	Hardware   string   `json:"hardware"`
+	Nodes      int      `json:"nodes"`
+	Features   []string `json:"features,omitempty"`
+	NoFeatures []string `json:"no_features,omitempty"`
+	// Args are the argv tokens from the recipe that no typed serve option
+	// holds; they lead serve.extra_args.
+	Args []string `json:"args,omitempty"`
+	// Env names the variables the recipe sets.
+	Env []string `json:"env,omitempty"`
 }

@@ -35,8 +35,15 @@ type EnvVar struct {
 type Command struct {
 	Recipe, Variant, Strategy, Hardware string
 	// Model is the served checkpoint (the variant's model_id or the
-	// recipe's).
-	Model string
+	// recipe's); ModelPos is where the recipe names it.
+	Model    string
+	ModelPos Pos
+	// Precision is the variant's precision as the recipe spells it (see
+	// Schema.Precisions for wlc's name); PrecisionPos is where.
+	Precision    string
+	PrecisionPos Pos
+	// File is the recipe file's display name.
+	File  string
 	Nodes int
 	GPUs  int
 	Env   []EnvVar
@@ -123,7 +130,7 @@ func Compose(s *Set, req Request) *Command {
 		c.errorf(node{file: s.Dir}, "no recipe %q in %s (models/<org>/<repo>.yaml); have: %s", req.Recipe, s.Dir, strings.Join(ids, ", "))
 		return cmd
 	}
-	c.r, cmd.Recipe = r, r.ID
+	c.r, cmd.Recipe, cmd.File = r, r.ID, r.n.file
 	p := s.Profiles[req.Hardware]
 	if p == nil {
 		var ids []string
@@ -215,10 +222,11 @@ func Compose(s *Set, req Request) *Command {
 		return cmd
 	}
 
-	cmd.Model = r.ModelID
+	cmd.Model, cmd.ModelPos = r.ModelID, r.n.get("model", "model_id").pos()
 	if m := c.variant.get("model_id"); m.exists() {
-		cmd.Model = m.str()
+		cmd.Model, cmd.ModelPos = m.str(), m.pos()
 	}
+	cmd.Precision, cmd.PrecisionPos = c.variant.get("precision").str(), c.variant.get("precision").pos()
 	features := c.features(req)
 	for rank := 0; rank < nodes; rank++ {
 		args, conflicts := dedupe(c.args(rank, features))

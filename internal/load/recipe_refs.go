@@ -1,0 +1,655 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/recipes"
+	"github.com/wlcdev/wlc/schema"
+)
+
+// A workload with a `recipe` (see #RecipeRef) is derived before it is
+// validated: the recipe is composed for the profile's hardware and the
+// workload's node count (recipes.Compose), and the composed `vllm serve`
+// command becomes typed values filled into the workload (model, precision,
+// serve options, env) plus argv tokens no typed option holds, which lead
+// serve.extra_args. Every schema rule then applies to derived values as to
+// written ones.
+//
+// A value the workload writes itself must agree with the derived one: a
+// contradiction is an error at the workload's value naming the recipe's
+// file:line:col. Fields the recipe leaves unset may be added freely.
+//
+// Env merges profile < recipe < workload: the recipe is model-specific
+// tuning its authors verified, so it overrides a fleet-wide profile
+// default (with a warning when the values differ), and the workload, the
+// most specific, may only add to the recipe (a different value for a
+// variable the recipe sets is a contradiction like any other).
+
+// recipeKind is how a typed serve option reads its argv value.
+type recipeKind int
+
+const (
+	kindInt recipeKind = iota
+	kindNumber
+	kindBool
+	kindString
+	kindLen    // max_model_len: an int (1k/1K suffixes) or "auto"
+	kindConfig // *_config: one JSON object, or dotted --x.key=value parts
+)
+
+// recipeTyped maps a canonical flag name (no dashes prefix) to the
+// #Serve field holding it.
+var recipeTyped = map[string]struct {
+	field string
+	kind  recipeKind
+}{
+	"tensor-parallel-size":    {"tensor_parallel_size", kindInt},
+	"data-parallel-size":      {"data_parallel_size", kindInt},
+	"pipeline-parallel-size":  {"pipeline_parallel_size", kindInt},
+	"enable-expert-parallel":  {"enable_expert_parallel", kindBool},
+	"kv-cache-dtype":          {"kv_cache_dtype", kindString},
+	"max-model-len":           {"max_model_len", kindLen},
+	"max-num-seqs":            {"max_num_seqs", kindInt},
+	"max-num-batched-tokens":  {"max_num_batched_tokens", kindInt},
+	"gpu-memory-utilization":  {"gpu_memory_utilization", kindNumber},
+	"block-size":              {"block_size", kindInt},
+	"enable-prefix-caching":   {"enable_prefix_caching", kindBool},
+	"trust-remote-code":       {"trust_remote_code", kindBool},
+	"tokenizer-mode":          {"tokenizer_mode", kindString},
+	"tool-call-parser":        {"tool_call_parser", kindString},
+	"reasoning-parser":        {"reasoning_parser", kindString},
+	"enable-auto-tool-choice": {"enable_auto_tool_choice", kindBool},
+	"language-model-only":     {"language_model_only", kindBool},
+	"moe-backend":             {"moe_backend", kindString},
+	"speculative-config":      {"speculative_config", kindConfig},
+	"compilation-config":      {"compilation_config", kindConfig},
+	"attention-config":        {"attention_config", kindConfig},
+	"kernel-config":           {"kernel_config", kindConfig},
+}
+
+// recipeRunnerFlags are the recipes site's multi-node launch flags: the
+// runner starts every rank itself (native multiprocessing), so they are
+// dropped from the derived argv once checked against the workload.
+var recipeRunnerFlags = map[string]bool{
+	"nnodes":                       true,
+	"node-rank":                    true,
+	"master-addr":                  true,
+	"headless":                     true,
+	"data-parallel-address":        true,
+	"data-parallel-start-rank":     true,
+	"data-parallel-size-local":     true,
+	"distributed-executor-backend": true,
+}
+
+// derivedValue is one value taken from the recipe and where it came from.
+type derivedValue struct {
+	value  any
+	text   string // as the recipe writes it, e.g. "--tensor-parallel-size 8"
+	source string // the recipe layer
+	pos    recipes.Pos
+}
+
+// recipeDerivation is what one workload's recipe contributes.
+type recipeDerivation struct {
+	wv     cue.Value // the workload with the derived values filled in
+	base   string
+	origin *plan.RecipeOrigin
+	cmd    *recipes.Command
+	// values are keyed by workload path: model, precision,
+	// serve.<field>, env.<NAME>.
+	values map[string]derivedValue
+	args   []recipes.Arg
+	at     string // "the recipe X (variant v, strategy s on hw)"
+}
+
+// recipeSet loads the recipes directory once per load.
+func (l *loader) recipeSet() (*recipes.Set, error) {
+	if l.recipes != nil || l.recipesErr != nil {
+		return l.recipes, l.recipesErr
+	}
+	if l.opts.RecipesDir == "" {
+		l.recipesErr = fmt.Errorf("no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES")
+		return nil, l.recipesErr
+	}
+	l.recipes, l.recipesErr = recipes.Load(l.ctx, l.opts.RecipesDir, l.cwd)
+	return l.recipes, l.recipesErr
+}
+
+// deriveRecipe derives wv from its recipe. It returns nil when wv has no
+// recipe (or one too malformed to read: validation reports it), and false
+// when the workload cannot be derived (the reason is reported).
+func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
+	rv := wv.LookupPath(cue.ParsePath("recipe"))
+	if !rv.Exists() {
+		return nil, true
+	}
+	var ref schema.RecipeRef
+	if err := rv.Decode(&ref); err != nil || ref.Model == "" {
+		return nil, true
+	}
+	sels := wv.Path().Selectors()
+	name := selLabel(sels[len(sels)-1])
+	d := &recipeDerivation{base: "workloads." + quoteLabel(name), values: map[string]derivedValue{}}
+	errf := func(field, format string, args ...any) bool {
+		l.report(diag.Error, d.base, wv, field, format, args...)
+		return false
+	}
+
+	set, err := l.recipeSet()
+	if err != nil {
+		return nil, errf("recipe", "workload %s derives from the recipe %s, but %v", name, ref.Model, err)
+	}
+	profile, _ := wv.LookupPath(cue.ParsePath("profile")).String()
+	prof, known := l.res.Profiles[profile]
+	if !known {
+		// Validation reports the unknown profile; without it nothing can
+		// be derived, and a missing model would only repeat it.
+		if !l.validate(wv, l.pkg) {
+			return nil, false
+		}
+		return nil, errf("profile", "unknown profile %s", profile)
+	}
+	hwID := recipeHardwareID(set, prof.Hardware)
+	if hwID == "" {
+		return nil, errf("recipe", "profile %s runs on %s, which no hardware id of the recipes taxonomy maps to (recipe_hardware in schema/recipe.cue); this workload cannot derive from a recipe", prof.Name, prof.Hardware)
+	}
+	nodes := 1
+	if n, err := wv.LookupPath(cue.ParsePath("nodes")).Int64(); err == nil {
+		nodes = int(n)
+	}
+	cmd := recipes.Compose(set, recipes.Request{
+		Recipe: ref.Model, Hardware: hwID, Variant: ref.Variant, Strategy: ref.Strategy, Nodes: nodes,
+		Features: ref.Features, NoFeatures: ref.NoFeatures,
+	})
+	d.cmd = cmd
+	failed := false
+	for _, f := range cmd.Findings.Diags() {
+		where := f.File
+		if f.Line > 0 {
+			where = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+		}
+		sev := diag.Warning
+		if f.Severity == diag.Error {
+			sev, failed = diag.Error, true
+		}
+		l.report(sev, d.base, wv, "recipe", "recipe %s on %s: %s (%s)", ref.Model, hwID, f.Message, where)
+	}
+	if failed || len(cmd.Args) == 0 {
+		return nil, false
+	}
+	d.at = fmt.Sprintf("the recipe %s (variant %s, strategy %s on %s", cmd.Recipe, cmd.Variant, cmd.Strategy, hwID)
+	d.origin = &plan.RecipeOrigin{
+		Recipe: cmd.Recipe, File: cmd.File, Variant: cmd.Variant, Strategy: cmd.Strategy, Hardware: hwID,
+		Nodes: cmd.Nodes, Features: ref.Features, NoFeatures: ref.NoFeatures,
+	}
+
+	// model and precision.
+	d.values["model"] = derivedValue{value: cmd.Model, text: cmd.Model, source: "the variant's checkpoint", pos: cmd.ModelPos}
+	info, ok := set.Schema.Precisions[cmd.Precision]
+	if !ok || info.WLC == "none" {
+		return nil, errf("recipe", "%s) has precision %q, which wlc's #Precision has no name for (recipe_precisions in schema/recipe.cue) at %s", d.at, cmd.Precision, cmd.PrecisionPos)
+	}
+	d.values["precision"] = derivedValue{value: info.WLC, text: "precision: " + cmd.Precision, source: "variant " + cmd.Variant, pos: cmd.PrecisionPos}
+
+	// argv, rank 0; the other ranks may differ only in launch flags.
+	head, msgs := deriveArgs(cmd.Args[0], nodes, d.values)
+	for _, m := range msgs {
+		errf("recipe", "%s) %s", d.at, m)
+	}
+	if len(msgs) > 0 {
+		return nil, false
+	}
+	for rank := 1; rank < len(cmd.Args); rank++ {
+		other, _ := deriveArgs(cmd.Args[rank], nodes, map[string]derivedValue{})
+		if !sameTokens(head, other) {
+			return nil, errf("recipe", "%s) renders node %d with other flags than node 0 (%s vs %s); wlc starts every node with one argv", d.at, rank, strings.Join(argTokens(other), " "), strings.Join(argTokens(head), " "))
+		}
+	}
+	d.args = head
+	d.origin.Args = argTokens(head)
+
+	// env: recipe over profile, contradictions with the workload.
+	for _, e := range cmd.Env {
+		d.values["env."+quoteLabel(e.Name)] = derivedValue{value: e.Value, text: e.Name + "=" + e.Value, source: e.Source, pos: e.Pos}
+		d.origin.Env = append(d.origin.Env, e.Name)
+		if pv, set := prof.Env[e.Name]; set && pv != e.Value {
+			l.report(diag.Warning, d.base, wv, "recipe", "%s) sets %s=%s (%s at %s) over profile %s's %s=%s", d.at, e.Name, e.Value, e.Source, e.Pos, prof.Name, e.Name, pv)
+		}
+	}
+
+	// Contradictions: every derived value the workload also writes.
+	ok = true
+	for _, path := range sortedKeys(d.values) {
+		dv := d.values[path]
+		uv := wv.LookupPath(cue.ParsePath(path))
+		if !l.userPos(uv).IsValid() || uv.Err() != nil {
+			continue
+		}
+		if err := uv.Unify(l.ctx.Encode(dv.value)).Validate(); err == nil {
+			continue
+		}
+		ok = errf(path, "%s contradicts %s gives %s from %s at %s); remove it, or pick another variant, strategy or features", valueText(uv), d.at, dv.text, dv.source, dv.pos)
+	}
+	if !l.checkRecipeExtraArgs(wv, d) {
+		ok = false
+	}
+	if !ok {
+		return nil, false
+	}
+
+	// Fill the derived values into the package.
+	fill := map[string]any{}
+	for path, dv := range d.values {
+		sels := cue.ParsePath(path).Selectors()
+		m := fill
+		for _, s := range sels[:len(sels)-1] {
+			k := selLabel(s)
+			if m[k] == nil {
+				m[k] = map[string]any{}
+			}
+			m = m[k].(map[string]any)
+		}
+		m[selLabel(sels[len(sels)-1])] = dv.value
+	}
+	l.pkg = l.pkg.FillPath(wv.Path(), l.ctx.Encode(fill))
+	d.wv = l.pkg.LookupPath(wv.Path())
+	return d, true
+}
+
+// checkRecipeExtraArgs compares the workload's own extra_args with the
+// recipe's untyped argv: the same flag with another value contradicts the
+// recipe; the same value repeats it.
+func (l *loader) checkRecipeExtraArgs(wv cue.Value, d *recipeDerivation) bool {
+	var own []string
+	if err := wv.LookupPath(cue.ParsePath("serve.extra_args")).Decode(&own); err != nil {
+		return true
+	}
+	byKey := map[string]recipes.Arg{}
+	for _, a := range d.args {
+		byKey[a.Key()] = a
+	}
+	ok := true
+	for i := 0; i < len(own); i++ {
+		tok := own[i]
+		if !isFlagToken(tok) {
+			continue
+		}
+		flag, val, eq := strings.Cut(tok, "=")
+		if !eq && i+1 < len(own) && !isFlagToken(own[i+1]) {
+			val = own[i+1]
+		}
+		r, set := byKey[recipes.Arg{Flag: flag}.Key()]
+		if !set {
+			continue
+		}
+		field := fmt.Sprintf("serve.extra_args[%d]", i)
+		if val != r.Value {
+			l.report(diag.Error, d.base, wv, field, "%s contradicts %s gives %s from %s at %s); remove it, or pick another variant, strategy or features", strings.TrimSpace(tok+" "+map[bool]string{true: "", false: val}[eq]), d.at, strings.Join(r.Tokens(), " "), r.Source, r.Pos)
+			ok = false
+			continue
+		}
+		l.report(diag.Warning, d.base, wv, field, "%s repeats the recipe (%s at %s), which already passes it; remove it", tok, r.Source, r.Pos)
+	}
+	return ok
+}
+
+// deriveArgs splits one rank's composed flag units into typed values
+// (added to values, keyed serve.<field>) and the untyped rest. Launch
+// flags are dropped after checking them against nodes. It returns the
+// reasons the argv cannot be derived.
+func deriveArgs(units []recipes.Arg, nodes int, values map[string]derivedValue) ([]recipes.Arg, []string) {
+	var rest []recipes.Arg
+	var errs []string
+	bad := func(a recipes.Arg, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("gives %s from %s at %s, but %s", strings.Join(a.Tokens(), " "), a.Source, a.Pos, fmt.Sprintf(format, args...)))
+	}
+	var dpLocal *recipes.Arg
+	for _, a := range units {
+		key := a.Key()
+		if !strings.HasPrefix(key, "--") || !isFlagToken(a.Flag) {
+			rest = append(rest, a)
+			continue
+		}
+		name := strings.TrimPrefix(key, "--")
+		head, sub, dotted := strings.Cut(name, ".")
+		negated := strings.HasPrefix(a.Canonical()[0], "--no-")
+		text := strings.Join(a.Tokens(), " ")
+		if strings.Contains(a.Value, "$HEAD_IP") && !recipeRunnerFlags[head] {
+			bad(a, "$HEAD_IP is set only by the recipes site's launch script")
+			continue
+		}
+		switch {
+		case recipeRunnerFlags[head]:
+			switch head {
+			case "nnodes":
+				if n, err := strconv.Atoi(a.Value); err != nil || n != nodes {
+					bad(a, "the workload runs on %d node(s)", nodes)
+				}
+			case "distributed-executor-backend":
+				if a.Value != "mp" {
+					bad(a, "wlc's runner starts vLLM with multiprocessing (mp) only")
+				}
+			case "data-parallel-size-local":
+				a := a
+				dpLocal = &a
+			}
+			continue
+		case head == "model" || head == "port" || head == "host":
+			bad(a, "--%s is set by wlc (the workload's model, the runner's host and port)", head)
+			continue
+		}
+		t, typed := recipeTyped[head]
+		if !typed {
+			rest = append(rest, a)
+			continue
+		}
+		path := "serve." + t.field
+		if dotted && t.kind != kindConfig {
+			rest = append(rest, a)
+			continue
+		}
+		var v any
+		var err error
+		switch t.kind {
+		case kindConfig:
+			prev, _ := values[path].value.(map[string]any)
+			v, err = configValue(prev, a, sub, dotted)
+			if pv, seen := values[path]; seen {
+				text = pv.text + " " + text
+			}
+		case kindBool:
+			v, err = boolValue(a, negated)
+		default:
+			v, err = scalarValue(t.kind, a.Value, a.HasValue)
+		}
+		if err != nil {
+			bad(a, "%v", err)
+			continue
+		}
+		values[path] = derivedValue{value: v, text: text, source: a.Source, pos: a.Pos}
+	}
+	if dpLocal != nil {
+		dp := 1
+		if v, ok := values["serve.data_parallel_size"].value.(int); ok {
+			dp = v
+		}
+		if n, err := strconv.Atoi(dpLocal.Value); err != nil || n*nodes != dp {
+			bad(*dpLocal, "data_parallel_size %d over %d node(s) is %d per node", dp, nodes, dp/max(nodes, 1))
+		}
+	}
+	return rest, errs
+}
+
+func isFlagToken(tok string) bool {
+	if !strings.HasPrefix(tok, "-") || tok == "-" || tok == "--" {
+		return false
+	}
+	_, err := strconv.ParseFloat(tok, 64)
+	return err != nil
+}
+
+func boolValue(a recipes.Arg, negated bool) (bool, error) {
+	if !a.HasValue {
+		return !negated, nil
+	}
+	b, err := pyBool(a.Value)
+	if err != nil {
+		return false, fmt.Errorf("%s is a switch; its value %q is not a boolean", a.Flag, a.Value)
+	}
+	return b != negated, nil
+}
+
+func pyBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "true", "1", "yes":
+		return true, nil
+	case "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean")
+}
+
+func scalarValue(kind recipeKind, s string, has bool) (any, error) {
+	if !has {
+		return nil, fmt.Errorf("the option needs a value")
+	}
+	switch kind {
+	case kindInt:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return n, nil
+	case kindNumber:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	case kindLen:
+		if s == "auto" {
+			return s, nil
+		}
+		// vLLM reads 1k as 1000 and 1K as 1024 (and m/M, g/G alike).
+		mult := 1
+		if n := len(s); n > 1 {
+			switch s[n-1] {
+			case 'k':
+				mult = 1000
+			case 'K':
+				mult = 1024
+			case 'm':
+				mult = 1000 * 1000
+			case 'M':
+				mult = 1024 * 1024
+			case 'g':
+				mult = 1000 * 1000 * 1000
+			case 'G':
+				mult = 1024 * 1024 * 1024
+			}
+			if mult > 1 {
+				s = s[:n-1]
+			}
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither a token count nor auto", s)
+		}
+		return n * mult, nil
+	}
+	return s, nil
+}
+
+// configValue reads a JSON config option: the whole object (replacing an
+// earlier one), or one dotted key (--x.a.b=v) set into it. A dotted value
+// is JSON when it parses as JSON, a Python boolean (True/False) as
+// vLLM's config classes coerce it, else a string.
+func configValue(prev map[string]any, a recipes.Arg, sub string, dotted bool) (map[string]any, error) {
+	if !a.HasValue {
+		return nil, fmt.Errorf("the option needs a value")
+	}
+	if !dotted {
+		v, err := jsonValue(a.Value)
+		m, isObj := v.(map[string]any)
+		if err != nil || !isObj {
+			return nil, fmt.Errorf("%s is not a JSON object", a.Value)
+		}
+		out := map[string]any{}
+		for k, v := range prev {
+			out[k] = v
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out, nil
+	}
+	out := deepCopy(prev)
+	keys := strings.Split(sub, ".")
+	m := out
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	var v any
+	if j, err := jsonValue(a.Value); err == nil {
+		v = j
+	} else if b, err := pyBool(a.Value); err == nil && (a.Value == "True" || a.Value == "False" || a.Value == "true" || a.Value == "false") {
+		v = b
+	} else {
+		v = a.Value
+	}
+	m[keys[len(keys)-1]] = v
+	return out, nil
+}
+
+func deepCopy(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			v = deepCopy(sub)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// jsonValue decodes JSON with integers kept as int (CUE tells 3 from 3.0).
+func jsonValue(s string) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data")
+	}
+	return numbers(v), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.Atoi(x.String()); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	}
+	return v
+}
+
+func argTokens(units []recipes.Arg) []string {
+	var out []string
+	for _, a := range units {
+		out = append(out, a.Tokens()...)
+	}
+	return out
+}
+
+func sameTokens(a, b []recipes.Arg) bool {
+	x, y := argTokens(a), argTokens(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i] != y[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// recipeHardwareID is the recipes taxonomy id mapped to wlc's hardware
+// name (recipe_hardware), or "".
+func recipeHardwareID(s *recipes.Set, hw string) string {
+	var ids []string
+	for id, name := range s.Schema.HardwareMap {
+		if name == hw {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
+}
+
+// valueText renders a user's value for a message.
+func valueText(v cue.Value) string {
+	if d, ok := v.Default(); ok {
+		v = d
+	}
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// blameDerived moves findings reported since before on values the
+// workload does not write (so they came from the recipe) to the recipe
+// field, naming where the recipe sets them.
+func (d *recipeDerivation) blameDerived(l *loader, before int) {
+	if d == nil {
+		return
+	}
+	pos := l.userPos(d.wv.LookupPath(cue.ParsePath("recipe")))
+	for i := before; i < len(l.res.Diags); i++ {
+		dg := &l.res.Diags[i]
+		for path, dv := range d.values {
+			full := d.base + "." + path
+			if dg.Path != full && !strings.HasPrefix(dg.Path, full+".") {
+				continue
+			}
+			if l.userPos(d.wv.LookupPath(cue.ParsePath(path))).IsValid() {
+				continue
+			}
+			dg.Message += fmt.Sprintf("; derived from %s gives %s from %s at %s)", d.at, dv.text, dv.source, dv.pos)
+			if pos.IsValid() {
+				dg.File, dg.Line, dg.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
+			}
+		}
+	}
+}
+
+// apply completes a decoded workload: the recipe's untyped argv leads
+// extra_args, and the origin is kept for show.
+func (d *recipeDerivation) apply(w *Workload) {
+	if d == nil {
+		return
+	}
+	w.Serve.ExtraArgs = append(argTokens(d.args), w.Serve.ExtraArgs...)
+	w.Recipe = d.origin
+}
+
+// ownExtraArgs is the index of the first extra_args entry the workload
+// wrote (the recipe's argv comes first).
+func (w *Workload) ownExtraArgs() int {
+	if w.Recipe == nil {
+		return 0
+	}
+	return len(w.Recipe.Args)
+}
