@@ -174,6 +174,12 @@ func (l *loader) run(dir string) {
 		return
 	}
 	pkg, sch := vals[0], vals[1]
+	for _, f := range insts[0].IgnoredFiles {
+		// A file without a package clause is silently left out by CUE.
+		if filepath.Dir(f.Filename) == abs && f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
+			l.res.Diags.Warnf(l.rel(f.Filename), 1, 1, "", "has no package clause, so it is not part of the package and wlc ignores it; start it with `package %s`", insts[0].PkgName)
+		}
+	}
 	l.pkg, l.files = pkg, insts[0].Files
 	l.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
 	l.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
@@ -662,10 +668,15 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			msg = "required field missing: " + path[len(path)-1]
 			path = path[:len(path)-1]
 		}
-		if l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] {
+		// Two keys per error, kept apart by their prefix: the raw error
+		// (path + CUE text) and the finding (shown path + message). For a
+		// path-less error such as a syntax error they were equal, and the
+		// finding was dropped as its own duplicate.
+		rawKey := "raw\x00" + strings.Join(path, "\x00") + "\x00" + e.Error()
+		if l.seen[rawKey] {
 			continue
 		}
-		l.seen[strings.Join(path, "\x00")+"\x00"+e.Error()] = true
+		l.seen[rawKey] = true
 		// A workload's copy of its profile (#profiles, _profile) repeats
 		// the errors reported on profiles.<name> itself.
 		if indexOf(path, "#profiles") >= 0 || indexOf(path, "_profile") >= 0 {
@@ -706,7 +717,7 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			}
 		}
 		d := diag.Diagnostic{Severity: diag.Error, Path: joinPath(shown), Message: cleanMessage(msg)}
-		if key := d.Path + "\x00" + d.Message; l.seen[key] {
+		if key := "diag\x00" + d.Path + "\x00" + d.Message; l.seen[key] {
 			continue
 		} else {
 			l.seen[key] = true
