@@ -216,6 +216,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	}
 	d.args = head
 	d.origin.Args = argTokens(head)
+	impliedParallelism(d.values)
 
 	// env: recipe over profile, contradictions with the workload.
 	for _, e := range cmd.Env {
@@ -387,6 +388,29 @@ func deriveArgs(units []recipes.Arg, nodes int, values map[string]derivedValue) 
 		}
 	}
 	return rest, errs
+}
+
+// impliedParallelism completes the layout: a strategy renders the parallel
+// sizes it uses, and the others are 1 (DEP's --data-parallel-size 8 means
+// tensor_parallel_size 1), so a workload cannot reshape the layout by
+// setting a size the recipe leaves out.
+func impliedParallelism(values map[string]derivedValue) {
+	sizes := []string{"serve.tensor_parallel_size", "serve.data_parallel_size", "serve.pipeline_parallel_size"}
+	var ref *derivedValue
+	for _, s := range sizes {
+		if v, ok := values[s]; ok {
+			ref = &v
+			break
+		}
+	}
+	if ref == nil {
+		return
+	}
+	for _, s := range sizes {
+		if _, ok := values[s]; !ok {
+			values[s] = derivedValue{value: 1, text: ref.text + " with " + strings.TrimPrefix(s, "serve.") + " 1", source: ref.source, pos: ref.pos}
+		}
+	}
 }
 
 func isFlagToken(tok string) bool {
