@@ -134,6 +134,11 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	}
 	var ref schema.RecipeRef
 	if err := rv.Decode(&ref); err != nil || ref.Model == "" {
+		// Report the malformed recipe alone: the rest of the workload
+		// would only miss what it should have derived.
+		if !l.validate(rv, l.pkg) {
+			return nil, false
+		}
 		return nil, true
 	}
 	sels := wv.Path().Selectors()
@@ -151,12 +156,14 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	profile, _ := wv.LookupPath(cue.ParsePath("profile")).String()
 	prof, known := l.res.Profiles[profile]
 	if !known {
-		// Validation reports the unknown profile; without it nothing can
-		// be derived, and a missing model would only repeat it.
-		if !l.validate(wv, l.pkg) {
-			return nil, false
+		// Without the profile nothing can be derived; the rest of the
+		// workload would only miss what it should have derived.
+		var names []string
+		it, _ := l.pkg.LookupPath(pathProfiles).Fields()
+		for it != nil && it.Next() {
+			names = append(names, it.Selector().Unquoted())
 		}
-		return nil, errf("profile", "unknown profile %s", profile)
+		return nil, errf("profile", "unknown profile %s; known profiles: %s", profile, strings.Join(names, ", "))
 	}
 	hwID := recipeHardwareID(set, prof.Hardware)
 	if hwID == "" {

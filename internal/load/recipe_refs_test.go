@@ -257,6 +257,27 @@ func TestRecipeRefErrors(t *testing.T) {
 			},
 		},
 		{
+			name:   "unknown profile: one error, no cascade",
+			fields: "\tprofile: \"NOPE\"\n\tgpus_per_node: 8\n\trecipe: model: \"Qwen/Qwen3.5-397B-A17B\"\n" + bench,
+			want: []string{
+				`workloads/w.cue:4:11: error: workloads.w.profile: unknown profile NOPE; known profiles: H200, B200, MI300X, GB300, B70`,
+			},
+		},
+		{
+			name:   "malformed recipe: one error, no cascade",
+			fields: "\tprofile: \"B200\"\n\tgpus_per_node: 8\n\trecipe: \"Qwen/Qwen3.5-397B-A17B\"\n" + bench,
+			want: []string{
+				`workloads/w.cue:6:10: error: workloads.w.recipe: conflicting values "Qwen/Qwen3.5-397B-A17B" and {model!:(string & !=""),variant?:(string & !=""),strategy?:(string & !=""),features:[...(string & !="")],no_features:[...(string & !="")]} (mismatched types string and struct)`,
+			},
+		},
+		{
+			name:   "multi-node strategy on one node",
+			fields: "\tprofile: \"B200\"\n\tgpus_per_node: 8\n\trecipe: {model: \"Qwen/Qwen3.5-397B-A17B\", strategy: \"multi_node_tp\"}\n" + bench,
+			want: []string{
+				`workloads/w.cue:6:2: error: workloads.w.recipe: recipe Qwen/Qwen3.5-397B-A17B on b200: multi_node_tp spans nodes; --nodes must be at least 2 (RECIPES/strategies/multi_node_tp.yaml:2:1)`,
+			},
+		},
+		{
 			name:   "derived parallelism does not fit the reservation",
 			fields: "\tprofile: \"B200\"\n\tgpus_per_node: 6\n\trecipe: {model: \"Qwen/Qwen3.5-397B-A17B\", variant: \"nvfp4\", strategy: \"single_node_tep\"}\n" + bench,
 			want: []string{
