@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,6 +207,12 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 		return nil, errf("recipe", "%s) has precision %q, which wlc's #Precision has no name for (recipe_precisions in schema/recipe.cue) at %s", d.at, cmd.Precision, cmd.PrecisionPos)
 	}
 	d.values["precision"] = derivedValue{value: info.WLC, text: "precision: " + cmd.Precision, source: "variant " + cmd.Variant, pos: cmd.PrecisionPos}
+	// The memory-fit check reads the checkpoint size from the variant:
+	// vram_minimum_gb is the recipes' checkpoint GB × 1.2.
+	if cmd.VRAMMinimumGB > 0 {
+		gib := math.Round(float64(cmd.VRAMMinimumGB)/1.2*1e9/(1<<30)*10) / 10
+		d.values["checkpoint_gib"] = derivedValue{value: gib, text: fmt.Sprintf("vram_minimum_gb: %d", cmd.VRAMMinimumGB), source: "variant " + cmd.Variant, pos: cmd.VRAMPos}
+	}
 
 	// argv, rank 0; the other ranks may differ only in launch flags.
 	head, msgs := deriveArgs(cmd.Args[0], nodes, d.values)

@@ -42,6 +42,10 @@ type Command struct {
 	// Schema.Precisions for wlc's name); PrecisionPos is where.
 	Precision    string
 	PrecisionPos Pos
+	// VRAMMinimumGB is the variant's vram_minimum_gb (the recipes' rule:
+	// checkpoint GB × 1.2), 0 when the variant has none; VRAMPos is where.
+	VRAMMinimumGB int
+	VRAMPos       Pos
 	// File is the recipe file's display name.
 	File  string
 	Nodes int
@@ -227,6 +231,7 @@ func Compose(s *Set, req Request) *Command {
 		cmd.Model, cmd.ModelPos = m.str(), m.pos()
 	}
 	cmd.Precision, cmd.PrecisionPos = c.variant.get("precision").str(), c.variant.get("precision").pos()
+	cmd.VRAMMinimumGB, cmd.VRAMPos = vram, c.variant.get("vram_minimum_gb").pos()
 	features := c.features(req)
 	for rank := 0; rank < nodes; rank++ {
 		args, conflicts := dedupe(c.args(rank, features))
