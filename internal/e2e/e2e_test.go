@@ -11,6 +11,11 @@
 // Needs buildkite-agent v3.78.0, curl, python3 and setsid, and for the
 // Slurm steps the local cluster (eval "$(bash testdata/slurm/start.sh)");
 // without them the tests skip, except under CI=true where they fail.
+// WLC_E2E_VERBOSE=1 logs every step's output.
+//
+// The Slurm steps take ~45 s although their jobs run ~15 s: `sbatch --wait`
+// polls the job after 2, 10 and 42 s (Slurm 22.05 multiplies its sleep by
+// 4 up to 32 s), and the 1-node job ends after the 10 s poll.
 package e2e_test
 
 import (
@@ -24,7 +29,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,6 +235,7 @@ func TestPipeline(t *testing.T) {
 	t.Run("slurm", func(t *testing.T) {
 		t.Parallel()
 		c := slurmtest.Require(t)
+		requireShape(t, c)
 		t.Run("one_node", func(t *testing.T) {
 			t.Parallel()
 			testSlurmOneNode(t, c, ex)
@@ -249,6 +254,7 @@ func TestPipeline(t *testing.T) {
 // testCLI: the built wlc binary, run as a pipeline generator step would
 // run it, writes the same pipeline the test lowered in process.
 func testCLI(t *testing.T, ex *exported) {
+	testenv.LookPath(t, "go")
 	root := repoRoot(t)
 	bin := filepath.Join(t.TempDir(), "wlc")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/wlc")
@@ -365,8 +371,49 @@ func (j *job) run(t *testing.T, command string, timeout time.Duration) {
 		t.Fatalf("running the step: %v\n%s", err, j.out)
 	}
 	t.Logf("%s: exit %d after %v", j.W.Name, j.code, j.took.Round(time.Millisecond))
-	if os.Getenv("E2E_DEBUG") != "" {
-		t.Logf("output:\n%s", j.out)
+	if os.Getenv("WLC_E2E_VERBOSE") == "1" {
+		t.Logf("the step's output:\n%s", j.out)
+	}
+	j.checkScript(t)
+}
+
+// runnerOf names the runner backend whose script a step of runtime runs.
+var runnerOf = map[string]string{"docker": "docker", "k8s": "native", "slurm": "slurm"}
+
+// checkScript asserts the script the step wrote into .wlc/ and ran is the
+// runner backend's script for the workload, byte for byte: the upload and
+// the command's base64 heredoc changed nothing.
+func (j *job) checkScript(t *testing.T) {
+	t.Helper()
+	r, err := registry.Lookup(runnerOf[j.W.Profile.Runtime])
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts, err := r.Lower([]plan.Workload{j.W}, backends.Options{Env: exportEnv, WorkloadsDir: workloadsArg})
+	if err != nil || len(arts) != 1 {
+		t.Fatalf("%s runner: %v (%d artifacts)", r.Name(), err, len(arts))
+	}
+	got, err := os.ReadFile(filepath.Join(j.Dir, ".wlc", arts[0].Path))
+	if err != nil {
+		t.Fatalf("the step did not write its script: %v\n%s", err, j.out)
+	}
+	if !bytes.Equal(got, arts[0].Data) {
+		t.Errorf(".wlc/%s differs from the %s runner's script", arts[0].Path, r.Name())
+	}
+}
+
+// requireShape checks the local cluster is the one testdata/e2e's Slurm
+// profile describes: partition debug, 2 nodes of at least 4 GPUs.
+func requireShape(t *testing.T, c *slurmtest.Cluster) {
+	t.Helper()
+	out, err := c.Command(t.Context(), "sinfo", "-h", "-o", "%P").Output()
+	if err != nil {
+		t.Fatalf("sinfo: %v", err)
+	}
+	parts := strings.Fields(strings.ReplaceAll(string(out), "*", ""))
+	if !slices.Contains(parts, "debug") || len(c.Nodes) < 2 || c.GPUsPerNode < 4 {
+		testenv.Missing(t, fmt.Sprintf("the Slurm cluster has partitions %q, %d nodes of %d GPUs; testdata/e2e needs partition debug and 2 nodes of 4 GPUs (testdata/slurm/start.sh)",
+			parts, len(c.Nodes), c.GPUsPerNode))
 	}
 }
 
@@ -556,6 +603,9 @@ func testK8s(t *testing.T, ex *exported) {
 			} `json:"containers"`
 		} `json:"podSpec"`
 	}
+	if len(s.Plugins) != 1 {
+		t.Fatalf("the k8s step has %d plugins, want the kubernetes plugin", len(s.Plugins))
+	}
 	raw := s.Plugins[0]["github.com/buildkite-plugins/kubernetes-buildkite-plugin"]
 	if err := json.Unmarshal(raw, &cfg); err != nil || len(cfg.PodSpec.Containers) != 1 {
 		t.Fatalf("the uploaded k8s plugin config has no podSpec with one container (%v):\n%s", err, raw)
@@ -673,10 +723,8 @@ func testSlurmTwoNode(t *testing.T, c *slurmtest.Cluster, ex *exported) {
 		byRank[s.Flags["node-rank"]] = s
 	}
 	head, worker := byRank["0"], byRank["1"]
-	nodes := []string{head.Env["SLURMD_NODENAME"], worker.Env["SLURMD_NODENAME"]}
-	sort.Strings(nodes)
-	if !slices.Equal(nodes, c.Nodes[:2]) {
-		t.Fatalf("ranks 0 and 1 ran on %q, want one on each of %q", nodes, c.Nodes[:2])
+	if h, w := head.Env["SLURMD_NODENAME"], worker.Env["SLURMD_NODENAME"]; h == w || !slices.Contains(c.Nodes, h) || !slices.Contains(c.Nodes, w) {
+		t.Fatalf("ranks 0 and 1 ran on %q and %q, want two different nodes of %q", h, w, c.Nodes)
 	}
 	for rank, s := range byRank {
 		if s.Flags["nnodes"] != "2" || s.Flags["master-addr"] != head.Env["SLURMD_NODENAME"] || s.Env["SLURM_JOB_ID"] != id {
