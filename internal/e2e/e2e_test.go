@@ -331,6 +331,9 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 		"BUILDKITE_JOB_ID=" + j.id,
 		"BUILDKITE_BUILD_CHECKOUT_PATH=" + dir,
 		"BUILDKITE_LABEL=" + ex.steps[name].Label,
+		// The agent exports the step's command too (~30 KB here): every
+		// process of the job, the Slurm job's included, carries it.
+		"BUILDKITE_COMMAND=" + ex.steps[name].Command,
 		"WLC_STUB_LOG=" + j.StubLog,
 		"WLC_FAKE_DOCKER_STATE=" + j.DockerState,
 		"WLC_POLL_S=0.2",
