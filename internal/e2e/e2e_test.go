@@ -539,7 +539,10 @@ func processesWith(markers [][]byte) []string {
 // testDocker runs the docker step on the "docker host": the fake docker
 // and the stubs first on PATH, HF_TOKEN in the agent's environment.
 func testDocker(t *testing.T, ex *exported) {
-	j := newJob(t, ex, "e2e_docker", "HF_TOKEN="+secret, "WLC_BENCH_DIR="+filepath.Join(t.TempDir(), "container-bench"))
+	j := newJob(t, ex, "e2e_docker", "HF_TOKEN="+secret)
+	// vllm bench writes to the container's /tmp/<container> (WLC_BENCH_DIR's
+	// default), which is the host's with the fake docker.
+	t.Cleanup(func() { os.RemoveAll("/tmp/wlc-e2e_docker-" + j.id) })
 	j.run(t, ex.steps["e2e_docker"].Command, 90*time.Second)
 	j.wantExit(t, 0)
 	j.wantOutput(t, "server ready after", "done bench sweep-conc-1", "done bench sweep-conc-4", "done bench chat-conc-2",
