@@ -208,8 +208,11 @@ func TestPipeline(t *testing.T) {
 		if !slices.Equal(s.ArtifactPaths, []string{"results/" + name + "/**/*"}) {
 			t.Errorf("%s: artifact_paths %q", name, s.ArtifactPaths)
 		}
+		if s.TimeoutInMinutes != p.TimeoutMinutes {
+			t.Errorf("%s: timeout_in_minutes %d, want %d", name, s.TimeoutInMinutes, p.TimeoutMinutes)
+		}
 		slurm := p.Profile.Runtime == "slurm"
-		if slurm != (s.ConcurrencyGroup == "wlc/"+p.Profile.Queue && s.Concurrency == 1) {
+		if slurm != (s.ConcurrencyGroup == "wlc/"+p.Profile.Queue && s.Concurrency == 1 && s.ConcurrencyMethod == "eager") {
 			t.Errorf("%s: concurrency %d group %q (one Slurm job per login-node queue)", name, s.Concurrency, s.ConcurrencyGroup)
 		}
 		if (p.Profile.Runtime == "k8s") != (len(s.Plugins) == 1) {
