@@ -12,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -282,27 +284,50 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		l.addCUEError(err, pkg)
 		return
 	}
+	// Collect in source order (recipe derivation reports findings),
+	// validate and decode every workload in parallel (cue.Values are
+	// immutable and safe for concurrent use since CUE v0.17), then report
+	// and check in order, so output is the same as a sequential run.
+	type job struct {
+		wv, pkg cue.Value
+		rd      *recipeDerivation
+		err     error // Validate's
+		w       schema.Workload
+		decErr  error
+	}
+	var jobs []*job
 	for it.Next() {
 		wv := it.Value()
 		rd, ok := l.deriveRecipe(wv)
 		if !ok {
 			continue
 		}
+		p := pkg
 		if rd != nil {
-			pkg, wv = l.pkg, rd.wv
+			p, wv = l.pkg, rd.wv
 		}
+		jobs = append(jobs, &job{wv: wv, pkg: p, rd: rd})
+	}
+	parallel(len(jobs), func(i int) {
+		j := jobs[i]
+		if j.err = j.wv.Validate(cue.Concrete(true), cue.Final()); j.err == nil {
+			j.decErr = j.wv.Decode(&j.w)
+		}
+	})
+	for _, j := range jobs {
+		wv := j.wv
 		before := len(l.res.Diags)
-		if !l.validate(wv, pkg) {
-			rd.blameDerived(l, before)
+		if j.err != nil {
+			l.reportInvalid(wv, j.pkg, j.err)
+			j.rd.blameDerived(l, before)
 			continue
 		}
-		var w schema.Workload
-		if err := wv.Decode(&w); err != nil {
-			l.addCUEError(err, pkg)
+		if j.decErr != nil {
+			l.addCUEError(j.decErr, j.pkg)
 			continue
 		}
-		lw := Workload{Workload: w}
-		rd.apply(&lw)
+		lw := Workload{Workload: j.w}
+		j.rd.apply(&lw)
 		pos := l.userPos(wv.LookupPath(cue.ParsePath("profile")))
 		if pos.IsValid() {
 			lw.File = l.rel(pos.Filename())
@@ -325,6 +350,37 @@ func (l *loader) validate(v, pkg cue.Value) bool {
 	if err == nil {
 		return true
 	}
+	l.reportInvalid(v, pkg, err)
+	return false
+}
+
+// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// reportInvalid reports why v failed validation with err.
+func (l *loader) reportInvalid(v, pkg cue.Value, err error) {
 	before := len(l.res.Diags)
 	l.addCUEError(err, pkg)
 	defer func() {
@@ -356,7 +412,6 @@ func (l *loader) validate(v, pkg cue.Value) bool {
 		l.walkDecls(f.Decls, nil, prefix)
 	}
 	l.missingRequired(v, pkg)
-	return false
 }
 
 // missingRequired reports every required field of a workload or profile
