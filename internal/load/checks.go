@@ -123,17 +123,13 @@ func (l *loader) checkProfile(pv cue.Value, p schema.Profile) {
 	}
 }
 
-// checkWorkload applies the Go-side rules; it reports whether w is valid.
-func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
-	before := l.res.Diags.Count(diag.Error)
+// checkFields applies the Go rules that read single fields (env against
+// secrets, extra_args against typed flags). They also run on a workload
+// that failed validation, decoded as far as it goes, so a broken workload
+// shows these errors together with the schema's.
+func (l *loader) checkFields(wv cue.Value, w *Workload) {
 	base := "workloads." + quoteLabel(w.Name)
 	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
-	warnf := func(field, format string, args ...any) { l.report(diag.Warning, base, wv, field, format, args...) }
-
-	if w.LMEval == nil && w.VLLMBench == nil && w.BFCL == nil {
-		errf("", "workload runs nothing: define at least one of lm_eval, vllm_bench or bfcl")
-	}
-
 	prof, known := l.res.Profiles[w.Profile]
 	secrets := append([]string(nil), w.Secrets...)
 	if known {
@@ -158,6 +154,21 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 			errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", tok, owner)
 		}
 	}
+}
+
+// checkWorkload applies the Go-side rules; it reports whether w is valid.
+func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
+	before := l.res.Diags.Count(diag.Error)
+	base := "workloads." + quoteLabel(w.Name)
+	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
+	warnf := func(field, format string, args ...any) { l.report(diag.Warning, base, wv, field, format, args...) }
+
+	if w.LMEval == nil && w.VLLMBench == nil && w.BFCL == nil {
+		errf("", "workload runs nothing: define at least one of lm_eval, vllm_bench or bfcl")
+	}
+
+	prof, known := l.res.Profiles[w.Profile]
+	l.checkFields(wv, w)
 
 	if known {
 		l.checkSlurm(wv, base, w, prof)

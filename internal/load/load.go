@@ -320,6 +320,19 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		if j.err != nil {
 			l.reportInvalid(wv, j.pkg, j.err)
 			j.rd.blameDerived(l, before)
+			// The field rules read single fields: decode those that
+			// are sound, so their errors come in the same run.
+			sels := wv.Path().Selectors()
+			if len(sels) == 2 && sels[1].IsString() {
+				lw := Workload{Workload: schema.Workload{Name: sels[1].Unquoted()}}
+				for p, dst := range map[string]any{"profile": &lw.Profile, "env": &lw.Env, "secrets": &lw.Secrets, "serve.extra_args": &lw.Serve.ExtraArgs} {
+					if fv := wv.LookupPath(cue.ParsePath(p)); fv.Validate(cue.Concrete(true)) == nil {
+						_ = fv.Decode(dst)
+					}
+				}
+				j.rd.apply(&lw)
+				l.checkFields(wv, &lw)
+			}
 			continue
 		}
 		if j.decErr != nil {
