@@ -10,7 +10,10 @@ results=$2
 mkdir -p "$results" # the job log goes here (#SBATCH --output)
 idfile=$(mktemp)
 trap 'rm -f "$idfile"' EXIT
-sbatch --wait --parsable "$script" >"$idfile" &
+# sbatch hands the submitting environment to the job; the agent's own
+# token (and the step's 30 KB command) have no business on compute nodes.
+env -u BUILDKITE_AGENT_ACCESS_TOKEN -u BUILDKITE_COMMAND \
+  sbatch --wait --parsable "$script" >"$idfile" &
 sbatch_pid=$!
 job=''
 while [ -z "$job" ] && kill -0 "$sbatch_pid" 2>/dev/null; do
