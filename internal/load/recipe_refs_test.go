@@ -281,7 +281,7 @@ func TestRecipeRefErrors(t *testing.T) {
 			name:   "derived parallelism does not fit the reservation",
 			fields: "\tprofile: \"B200\"\n\tgpus_per_node: 6\n\trecipe: {model: \"Qwen/Qwen3.5-397B-A17B\", variant: \"nvfp4\", strategy: \"single_node_tep\"}\n" + bench,
 			want: []string{
-				`workloads/w.cue:5:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 8 × 1 × 1 = 8, but the job reserves nodes × gpus_per_node = 1 × 6 = 6 GPUs; reserve 8 GPUs or change the parallel sizes so every reserved GPU is used`,
+				`workloads/w.cue:5:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 8 × 1 × 1 = 8, but the job reserves nodes × gpus_per_node = 1 × 6 = 6 GPUs; make nodes × gpus_per_node equal 8 or change the parallel sizes so every reserved GPU is used`,
 				`workloads/w.cue:6:2: error: workloads.w.serve.tensor_parallel_size: tensor_parallel_size 8 spans nodes but is not a multiple of gpus_per_node 6; a multi-node tensor-parallel group must use whole nodes; derived from the recipe Qwen/Qwen3.5-397B-A17B (variant nvfp4, strategy single_node_tep on b200 gives --tensor-parallel-size 8 from computed parallelism (single_node_tep) at RECIPES/strategies/single_node_tep.yaml:19:1)`,
 			},
 		},
