@@ -40,9 +40,12 @@ A backend that produces one artifact prints it to stdout when -o is absent.
 Selection: --workloads (or the WORKLOADS variable), comma or newline
 separated, by workload name, file stem or file path; --nightly for every
 nightly workload; --all for every workload. Without any, the buildkite
-backend exports the nightly set and the others export every workload.
+backend exports the nightly set and the others every workload. A default
+selection keeps what the backend can run and names what it skipped (a
+multi-node workload on docker); an explicit one fails instead.
 
-Backends: ` + strings.Join(registry.Names(), ", ") + `.`,
+Backends:
+` + backendList(),
 		Example: `  wlc export --backend buildkite | buildkite-agent pipeline upload
   wlc export --backend slurm -o out/slurm --workloads deepseek_v4_flash_gb300_slurm
   WORKLOADS=qwen3_5_b200,gpt_oss_120b_h200 wlc export --backend docker -o out/docker`,
@@ -226,6 +229,15 @@ func (e *env) environ() map[string]string {
 		}
 	}
 	return m
+}
+
+// backendList is the --help table of backends and what they produce.
+func backendList() string {
+	var b strings.Builder
+	for _, be := range registry.All() {
+		fmt.Fprintf(&b, "  %-10s %s\n", be.Name(), be.Summary())
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func btoi(b bool) int {
