@@ -9,7 +9,7 @@ import (
 // Accepts implements backends.Accepter: a docker host runs one node.
 func (Backend) Accepts(w plan.Workload) error {
 	if w.Nodes > 1 {
-		return fmt.Errorf("spans %d nodes; a docker host runs one node (use the slurm backend)", w.Nodes)
+		return fmt.Errorf("spans %d nodes; %s (use the slurm backend)", w.Nodes, oneNode)
 	}
 	return nil
 }

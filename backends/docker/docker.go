@@ -29,31 +29,16 @@ func (Backend) Summary() string {
 
 // Lower implements backends.Backend: <name>.sh per workload, mode 0755.
 func (Backend) Lower(ws []plan.Workload, _ backends.Options) ([]backends.Artifact, error) {
-	var out []backends.Artifact
-	for _, w := range ws {
-		data, err := Script(w)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", w.Name, err)
-		}
-		out = append(out, backends.Artifact{Path: w.Name + ".sh", Data: data, Mode: 0o755})
-	}
-	return out, nil
+	return runner.Lower(ws, Script)
 }
 
 // Script renders one workload's docker job script.
 func Script(w plan.Workload) ([]byte, error) {
-	if w.Nodes > 1 {
-		return nil, fmt.Errorf("spans %d nodes; a docker host runs one node (use the slurm backend)", w.Nodes)
-	}
-	if w.Image.Skip != "" {
-		return runner.Skipped(w, "docker", w.Image.Skip)
-	}
-	rt, err := Runtime(w)
-	if err != nil {
-		return nil, err
-	}
-	return runner.Script(w, rt)
+	return runner.SingleNode(w, "docker", oneNode, Runtime)
 }
+
+// oneNode is why a multi-node workload is refused.
+const oneNode = "a docker host runs one node"
 
 // hostDefaults apply when the profile is not a docker profile (e.g. a k8s
 // workload run on a docker host by hand): the schema's #DockerHost defaults.

@@ -6,7 +6,6 @@
 package native
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/wlcdev/wlc/backends"
@@ -27,31 +26,16 @@ func (Backend) Summary() string {
 
 // Lower implements backends.Backend: <name>.sh per workload, mode 0755.
 func (Backend) Lower(ws []plan.Workload, _ backends.Options) ([]backends.Artifact, error) {
-	var out []backends.Artifact
-	for _, w := range ws {
-		data, err := Script(w)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", w.Name, err)
-		}
-		out = append(out, backends.Artifact{Path: w.Name + ".sh", Data: data, Mode: 0o755})
-	}
-	return out, nil
+	return runner.Lower(ws, Script)
 }
 
 // Script renders one workload's native job script.
 func Script(w plan.Workload) ([]byte, error) {
-	if w.Nodes > 1 {
-		return nil, fmt.Errorf("spans %d nodes; the native runner starts one server process (use the slurm backend)", w.Nodes)
-	}
-	if w.Image.Skip != "" {
-		return runner.Skipped(w, "native", w.Image.Skip)
-	}
-	rt, err := Runtime(w)
-	if err != nil {
-		return nil, err
-	}
-	return runner.Script(w, rt)
+	return runner.SingleNode(w, "native", oneNode, Runtime)
 }
+
+// oneNode is why a multi-node workload is refused.
+const oneNode = "the native runner starts one server process"
 
 // Runtime is the process runtime for w.
 func Runtime(w plan.Workload) (runner.Runtime, error) {

@@ -175,29 +175,5 @@ func runVetRecipes(e *env, o *vetOptions) error {
 	if err != nil {
 		return err
 	}
-	diags := recipes.Vet(s).Diags()
-	if o.strict {
-		diags = diags.Promote()
-	}
-	if o.format == "json" {
-		if err := diags.WriteJSON(e.stdout); err != nil {
-			return err
-		}
-	} else {
-		diags.WriteText(e.stderr)
-	}
-	if diags.HasErrors() {
-		if o.format == "text" {
-			fmt.Fprintf(e.stderr, "wlc vet: %d error(s), %d warning(s) in %d recipe(s)\n", diags.Count(diag.Error), diags.Count(diag.Warning), len(s.Recipes))
-		}
-		return errReported
-	}
-	if o.format == "text" {
-		fmt.Fprintf(e.stdout, "%d recipe(s) ok", len(s.Recipes))
-		if n := diags.Count(diag.Warning); n > 0 {
-			fmt.Fprintf(e.stdout, ", %d warning(s)", n)
-		}
-		fmt.Fprintln(e.stdout)
-	}
-	return nil
+	return e.reportVet(o, recipes.Vet(s).Diags(), fmt.Sprintf(" in %d recipe(s)", len(s.Recipes)), fmt.Sprintf("%d recipe(s)", len(s.Recipes)))
 }

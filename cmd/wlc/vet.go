@@ -63,7 +63,13 @@ func runVet(e *env, o *vetOptions, args []string) error {
 		lo.VLLMFlags = cat
 	}
 	r, _ := e.loadWorkloads(dir, lo)
-	diags := r.Diags
+	return e.reportVet(o, r.Diags, "", fmt.Sprintf("%d workload(s)", len(r.Workloads)))
+}
+
+// reportVet prints findings as --format asks and sets the exit status:
+// errors (or warnings under --strict) fail. scope qualifies the error
+// summary ("in 3 recipe(s)"); checked names what passed ("29 workload(s)").
+func (e *env) reportVet(o *vetOptions, diags diag.List, scope, checked string) error {
 	if o.strict {
 		diags = diags.Promote()
 	}
@@ -76,12 +82,12 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	}
 	if diags.HasErrors() {
 		if o.format == "text" {
-			fmt.Fprintf(e.stderr, "wlc vet: %d error(s), %d warning(s)\n", diags.Count(diag.Error), diags.Count(diag.Warning))
+			fmt.Fprintf(e.stderr, "wlc vet: %d error(s), %d warning(s)%s\n", diags.Count(diag.Error), diags.Count(diag.Warning), scope)
 		}
 		return errReported
 	}
 	if o.format == "text" {
-		fmt.Fprintf(e.stdout, "%d workload(s) ok", len(r.Workloads))
+		fmt.Fprintf(e.stdout, "%s ok", checked)
 		if n := diags.Count(diag.Warning); n > 0 {
 			fmt.Fprintf(e.stdout, ", %d warning(s)", n)
 		}

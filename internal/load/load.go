@@ -412,7 +412,7 @@ func (l *loader) reportInvalid(v, pkg cue.Value, err error) {
 			for _, s := range v.Path().Selectors() {
 				path = append(path, selLabel(s))
 			}
-			d := diag.Diagnostic{Severity: diag.Error, Path: joinPath(path), Message: cleanMessage(e.Error())}
+			d := diag.Diagnostic{Severity: diag.Error, Path: cuePath(path), Message: cleanMessage(e.Error())}
 			if pos := l.blamePos(pkg, path); pos.IsValid() {
 				d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
 			}
@@ -784,7 +784,7 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 				break
 			}
 		}
-		d := diag.Diagnostic{Severity: diag.Error, Path: joinPath(shown), Message: cleanMessage(msg)}
+		d := diag.Diagnostic{Severity: diag.Error, Path: cuePath(shown), Message: cleanMessage(msg)}
 		if key := "diag\x00" + d.Path + "\x00" + d.Message; l.seen[key] {
 			continue
 		} else {
@@ -873,25 +873,6 @@ func selLabel(s cue.Selector) string {
 }
 
 func cuePath(elems []string) string {
-	var b strings.Builder
-	for i, e := range elems {
-		if isIndex(e) {
-			b.WriteString("[" + e + "]")
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		if isIdent(e) {
-			b.WriteString(e)
-		} else {
-			fmt.Fprintf(&b, "%q", e)
-		}
-	}
-	return b.String()
-}
-
-func joinPath(elems []string) string {
 	var b strings.Builder
 	for i, e := range elems {
 		if isIndex(e) {

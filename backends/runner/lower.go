@@ -1,0 +1,39 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/plan"
+)
+
+// Lower renders one job script per workload, <name>.sh, mode 0755: the
+// Lower of every backend whose artifact is a runner script.
+func Lower(ws []plan.Workload, script func(plan.Workload) ([]byte, error)) ([]backends.Artifact, error) {
+	var out []backends.Artifact
+	for _, w := range ws {
+		data, err := script(w)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.Name, err)
+		}
+		out = append(out, backends.Artifact{Path: w.Name + ".sh", Data: data, Mode: 0o755})
+	}
+	return out, nil
+}
+
+// SingleNode renders w's script on a one-node runtime: refused when w
+// spans nodes (why says what to use instead), a skip notice when the
+// build has no image for w's platform, else rt's script.
+func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Runtime, error)) ([]byte, error) {
+	if w.Nodes > 1 {
+		return nil, fmt.Errorf("spans %d nodes; %s (use the slurm backend)", w.Nodes, why)
+	}
+	if w.Image.Skip != "" {
+		return Skipped(w, backend, w.Image.Skip)
+	}
+	r, err := rt(w)
+	if err != nil {
+		return nil, err
+	}
+	return Script(w, r)
+}
