@@ -74,7 +74,7 @@
 // # Behaviour
 //
 // Port: WLC_PORT, else the workload's port (fails at once when taken),
-// else cksum(run id) mapped into 20000-59999 and the next free one (a
+// else cksum(run id) mapped into 20000-32767 and the next free one (a
 // connect probe), so two jobs on one host never collide.
 //
 // Readiness: /health, then /v1/models listing exactly the model (its JSON

@@ -51,9 +51,11 @@ wlc_init() {
 wlc_port_free() { ! (exec 3<>"/dev/tcp/$WLC_HOST/$1") 2>/dev/null; }
 
 # wlc_pick_port sets WLC_PORT: $WLC_PORT if set, else the workload's port,
-# else a port derived from the run id (cksum into 20000-59999) and, when
+# else a port derived from the run id (cksum into 20000-32767) and, when
 # that one is taken, the next free one. A fixed port that is taken fails
-# now rather than after the model loaded.
+# now rather than after the model loaded. The range ends below Linux's
+# ephemeral ports (32768-60999): a connect probe cannot see a port some
+# client holds as its source port, and bind would then fail.
 wlc_pick_port() {
   local port=${WLC_PORT:-$WLC_WORKLOAD_PORT} sum i
   if [ -n "$port" ]; then
@@ -65,13 +67,13 @@ wlc_pick_port() {
     return 0
   fi
   sum=$(printf '%s' "$WLC_RUN_ID" | cksum)
-  port=$((20000 + ${sum%% *} % 40000))
+  port=$((20000 + ${sum%% *} % 12768))
   for ((i = 0; i < 100; i++)); do
     if wlc_port_free "$port"; then
       WLC_PORT=$port
       return 0
     fi
-    port=$((20000 + (port - 20000 + 1) % 40000))
+    port=$((20000 + (port - 20000 + 1) % 12768))
   done
   wlc_log "no free port among the 100 after the one derived from run $WLC_RUN_ID; set WLC_PORT"
   exit 1

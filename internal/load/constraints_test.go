@@ -876,7 +876,7 @@ profiles: H200: {docker: {}}
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: conflicting values \"8\" and int (mismatched types string and int)",
+			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: must be an integer, not the string \"8\"",
 		},
 	},
 	{
@@ -890,8 +890,8 @@ profiles: H200: {docker: {}}
 	lm_eval: tasks: [{name: "gsm8k", fewshot: 5}]
 `,
 		want: []string{
-			"workloads/w.cue:8:35: error: workloads.w.serve.max_num_seq: field not allowed: max_num_seq is not a field here; check its spelling and the schema (wlc show prints a resolved workload)",
-			"workloads/w.cue:9:35: error: workloads.w.lm_eval.tasks[0].fewshot: field not allowed: fewshot is not a field here; check its spelling and the schema (wlc show prints a resolved workload)",
+			"workloads/w.cue:8:35: error: workloads.w.serve.max_num_seq: field not allowed: max_num_seq is not a field here; did you mean max_num_seqs?",
+			"workloads/w.cue:9:35: error: workloads.w.lm_eval.tasks[0].fewshot: field not allowed: fewshot is not a field here; did you mean num_fewshot?",
 		},
 	},
 	{

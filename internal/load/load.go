@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -91,7 +92,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		l.opts = opts[0]
 	}
 	l.run(dir)
-	r.Diags = collapseDisjunctions(r.Diags).Sorted()
+	r.Diags = plainMismatches(collapseDisjunctions(r.Diags), cwd).Sorted()
 	return r
 }
 
@@ -481,7 +482,11 @@ func (l *loader) walkDecls(decls []ast.Decl, path, prefix []cue.Selector) {
 			}
 			if len(child) > len(prefix) {
 				if !l.allowed(path, name) {
-					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s", notAllowed(path, name)), cue.Value{}, cue.MakePath(child...))
+					why := notAllowed(path, name)
+					if s := closestName(l.fieldNames(path), name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
+						why = fmt.Sprintf("%s is not a field here; did you mean %s?", name, s)
+					}
+					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s", why), cue.Value{}, cue.MakePath(child...))
 					continue
 				}
 				if v := l.pkg.LookupPath(cue.MakePath(child...)); v.Exists() {
@@ -559,6 +564,86 @@ func (l *loader) allowed(path []cue.Selector, name string) bool {
 	}
 	def = l.fillScalars(def, path)
 	return def.Allows(cue.Str(name))
+}
+
+// fieldNames lists the fields the schema allows under path, for
+// suggesting the one a misspelt label meant.
+func (l *loader) fieldNames(path []cue.Selector) []string {
+	if len(path) < 2 {
+		return nil
+	}
+	if len(path) == 2 {
+		return sortedKeys(topLevelFields(path[0].String()))
+	}
+	def := l.defWorkload
+	if path[0].String() == "profiles" {
+		def = l.defProfile
+	}
+	for _, sel := range path[2:] {
+		if sel.Type() == cue.IndexLabel {
+			def = def.LookupPath(cue.MakePath(cue.AnyIndex))
+		} else if next := def.LookupPath(cue.MakePath(sel)); next.Exists() {
+			def = next
+		} else {
+			def = def.LookupPath(cue.MakePath(sel.Optional()))
+		}
+		if !def.Exists() {
+			return nil
+		}
+	}
+	var names []string
+	it, err := l.fillScalars(def, path).Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	return names
+}
+
+// closestName is the candidate nearest to name by edit distance, when it
+// is near enough to be a misspelling.
+func closestName(cands []string, name string) string {
+	best, bestD := "", len(name)/3+1
+	for _, c := range cands {
+		if d := editDistance(c, name); d < bestD || (d == bestD && best != "" && c < best) {
+			best, bestD = c, d
+		}
+	}
+	if best != "" || len(name) < 4 {
+		return best
+	}
+	// A shortened name (fewshot for num_fewshot): the shortest candidate
+	// holding it as a whole _-separated part.
+	for _, c := range cands {
+		if strings.HasPrefix(c, name+"_") || strings.HasSuffix(c, "_"+name) || strings.Contains(c, "_"+name+"_") {
+			if best == "" || len(c) < len(best) {
+				best = c
+			}
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // notAllowed says why name cannot be a field under path: maps keyed by
@@ -968,4 +1053,70 @@ func collapseDisjunctions(in diag.List) diag.List {
 		out = append(out, d)
 	}
 	return out
+}
+
+var mismatch = regexp.MustCompile(`^conflicting values (.+) and (.+) \(mismatched types (\w+) and (\w+)\)$`)
+
+var kindNames = map[string]string{
+	"int": "an integer", "float": "a number", "number": "a number", "string": "a string",
+	"bool": "a bool (true or false)", "bytes": "bytes", "null": "null", "struct": "a struct", "list": "a list",
+}
+
+// plainMismatches says "must be an integer, not the string "8"" where CUE
+// says "conflicting values "8" and int (mismatched types string and int)".
+// Which operand is the user's is read from the source at the finding's
+// position when neither operand is a bare type.
+func plainMismatches(in diag.List, cwd string) diag.List {
+	out := make(diag.List, len(in))
+	for i, d := range in {
+		out[i] = d
+		m := mismatch.FindStringSubmatch(d.Message)
+		if m == nil {
+			continue
+		}
+		got, gotKind, want := "", "", ""
+		switch {
+		case kindNames[m[2]] != "":
+			got, gotKind, want = m[1], m[3], m[4]
+		case kindNames[m[1]] != "":
+			got, gotKind, want = m[2], m[4], m[3]
+		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[1]):
+			got, gotKind, want = m[1], m[3], m[4]
+		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[2]):
+			got, gotKind, want = m[2], m[4], m[3]
+		default:
+			continue
+		}
+		if kindNames[want] == "" {
+			continue
+		}
+		out[i].Message = fmt.Sprintf("must be %s, not the %s %s", kindNames[want], gotKind, got)
+	}
+	return out
+}
+
+// sourceAt is the rest of the line at d's position.
+func sourceAt(cwd string, d diag.Diagnostic) string {
+	if d.File == "" || d.Line < 1 || d.Column < 1 {
+		return ""
+	}
+	p := d.File
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(data), "\n")
+	if d.Line > len(lines) {
+		return ""
+	}
+	line := []rune(lines[d.Line-1])
+	// CUE columns count bytes.
+	b := []byte(string(line))
+	if d.Column-1 > len(b) {
+		return ""
+	}
+	return string(b[d.Column-1:])
 }

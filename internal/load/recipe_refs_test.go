@@ -267,7 +267,7 @@ func TestRecipeRefErrors(t *testing.T) {
 			name:   "malformed recipe: one error, no cascade",
 			fields: "\tprofile: \"B200\"\n\tgpus_per_node: 8\n\trecipe: \"Qwen/Qwen3.5-397B-A17B\"\n" + bench,
 			want: []string{
-				`workloads/w.cue:6:10: error: workloads.w.recipe: conflicting values "Qwen/Qwen3.5-397B-A17B" and {model!:(string & !=""),variant?:(string & !=""),strategy?:(string & !=""),features:[...(string & !="")],no_features:[...(string & !="")]} (mismatched types string and struct)`,
+				`workloads/w.cue:6:10: error: workloads.w.recipe: must be a struct, not the string "Qwen/Qwen3.5-397B-A17B"`,
 			},
 		},
 		{
