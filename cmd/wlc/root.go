@@ -84,6 +84,7 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(
+		newInitCmd(e),
 		newVetCmd(e),
 		newListCmd(e),
 		newShowCmd(e),

@@ -151,7 +151,15 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.res.ModuleRoot = root
+	// In wlc's own module the schema is its schema/ package; any other
+	// module (a team's repository) imports it from cue.mod/gen, where CUE
+	// finds packages of modules it does not fetch.
+	schemaArg := "./schema"
 	l.schemaDir = filepath.Join(root, "schema")
+	if mod := modulePath(root); mod != "" && mod != schema.ModulePath && mod+"@v0" != schema.ModulePath {
+		schemaArg = schema.ImportPath
+		l.schemaDir = filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
+	}
 
 	overlay, err := l.schemaOverlay()
 	if err != nil {
@@ -164,7 +172,7 @@ func (l *loader) run(dir string) {
 		return
 	}
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
-	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), "./schema"}, cfg)
+	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), schemaArg}, cfg)
 	for _, inst := range insts {
 		if inst.Err != nil {
 			l.addCUEError(inst.Err, cue.Value{})
@@ -194,6 +202,20 @@ func (l *loader) run(dir string) {
 	}
 	l.decodeProfiles(pkg)
 	l.decodeWorkloads(pkg)
+}
+
+var moduleField = regexp.MustCompile(`(?m)^\s*module:\s*"([^"]+)"`)
+
+// modulePath reads the module path declared in <root>/cue.mod/module.cue.
+func modulePath(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, "cue.mod", "module.cue"))
+	if err != nil {
+		return ""
+	}
+	if m := moduleField.FindSubmatch(data); m != nil {
+		return string(m[1])
+	}
+	return ""
 }
 
 func findModuleRoot(dir string) (string, bool) {
