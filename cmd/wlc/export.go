@@ -95,7 +95,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	var names []string
 	switch {
 	case len(entries) > 0:
-		names, err = selection.Pick(cands, entries)
+		names, err = selection.Pick(cands, e.selectionEntries(r, entries))
 	case o.nightly:
 		names, err = selection.Nightly(cands)
 	case o.all:

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
@@ -29,4 +32,24 @@ func dirArg(args []string, i int) string {
 		return args[i]
 	}
 	return defaultWorkloadsDir
+}
+
+// selectionEntries makes entries that name existing files relative to the
+// module root, the way workloads' files are recorded, so a path works
+// from any working directory.
+func (e *env) selectionEntries(r *load.Result, entries []string) []string {
+	out := make([]string, len(entries))
+	for i, en := range entries {
+		out[i] = en
+		p := en
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(e.cwd, p)
+		}
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && r.ModuleRoot != "" {
+			if rel, err := filepath.Rel(r.ModuleRoot, p); err == nil && !strings.HasPrefix(rel, "..") {
+				out[i] = filepath.ToSlash(rel)
+			}
+		}
+	}
+	return out
 }

@@ -38,7 +38,7 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 			for _, w := range r.Workloads {
 				cands = append(cands, selection.Candidate{Name: w.Name, File: w.File, Nightly: w.Nightly})
 			}
-			names, err := selection.Pick(cands, []string{args[0]})
+			names, err := selection.Pick(cands, e.selectionEntries(r, []string{args[0]}))
 			if err != nil {
 				fmt.Fprintf(e.stderr, "wlc show: %v\n", err)
 				return errReported

@@ -366,7 +366,12 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		j.rd.apply(&lw)
 		pos := l.userPos(wv.LookupPath(cue.ParsePath("profile")))
 		if pos.IsValid() {
-			lw.File = l.rel(pos.Filename())
+			// Relative to the module root, not the working directory:
+			// generated files name it, and must not depend on where wlc ran.
+			lw.File = filepath.ToSlash(pos.Filename())
+			if rel, err := filepath.Rel(l.res.ModuleRoot, pos.Filename()); err == nil {
+				lw.File = filepath.ToSlash(rel)
+			}
 			lw.Line, lw.Column = pos.Line(), pos.Column()
 		}
 		if l.checkWorkload(wv, &lw) {
