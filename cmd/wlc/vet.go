@@ -39,7 +39,7 @@ what would fix it. It exits 1 when any error is found (or any warning with
 	cmd.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().StringVar(&o.recipes, "recipes", "", "vLLM recipes checkout (taxonomy.yaml, strategies/, models/): alone, vet it; with a workloads dir, the recipes its workloads derive from (default $WLC_RECIPES)")
-	cmd.Flags().StringVar(&o.vllmFlags, "vllm-flags", "", "check every serve and bench flag against this vLLM flag catalog (JSON, one vLLM version)")
+	cmd.Flags().StringVar(&o.vllmFlags, "vllm-flags", "", "check every serve and bench flag against a vLLM flag catalog (a JSON file), or a directory of them: a workload pinning a release image is checked against that release, the others against the newest")
 	return cmd
 }
 
@@ -56,7 +56,7 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	}
 	lo := load.Options{RecipesDir: e.workloadRecipes(o.recipes)}
 	if o.vllmFlags != "" {
-		cat, err := vllmflags.Load(o.vllmFlags)
+		cat, err := vllmflags.LoadPath(o.vllmFlags)
 		if err != nil {
 			return usagef("--vllm-flags: %v", err)
 		}

@@ -14,10 +14,10 @@ import (
 // against the vLLM flag catalog given with --vllm-flags, blaming the typed
 // field or the extra_args entry each token came from.
 func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
-	cat := l.opts.VLLMFlags
-	if cat == nil {
+	if l.opts.VLLMFlags == nil {
 		return
 	}
+	cat := l.opts.VLLMFlags.For(w.Image)
 	serve := plan.ServeArgs(w.Workload).Args[1:] // after the model
 	extra := len(w.Serve.ExtraArgs)
 	for _, f := range cat.CheckServe(serve) {

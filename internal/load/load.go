@@ -76,7 +76,9 @@ var (
 type Options struct {
 	// VLLMFlags, when set, checks every serve and bench flag against the
 	// flags of one vLLM version.
-	VLLMFlags *vllmflags.Catalog
+	// A workload pinning an image is checked against that release's
+	// catalog when the set has it.
+	VLLMFlags *vllmflags.Set
 	// RecipesDir is the vLLM recipes checkout that workloads with a
 	// `recipe` derive from (see recipe_refs.go); it is read only when a
 	// workload has one.
