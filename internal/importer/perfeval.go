@@ -1,0 +1,463 @@
+// Package importer converts perf-eval workload YAMLs into wlc CUE
+// workloads. It is pure: bytes in, formatted CUE source and findings out.
+//
+// The conversion is literal: the imported workload asks vLLM for the same
+// server command perf-eval ran (serve_args are word-split the way perf-eval
+// did, known flags become typed serve fields, the rest stays in extra_args
+// in order). Shapes wlc vet rejects (idle reserved GPUs, speed_bench fields
+// on a random dataset) are kept and reported as warnings, so the fix is the
+// user's decision. Fields wlc has no place for are errors: the workload is
+// refused, never half-converted.
+package importer
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/literal"
+	"gopkg.in/yaml.v3"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
+
+// Result is one imported workload.
+type Result struct {
+	// Key is the workload key (the file stem).
+	Key string
+	// Source is the formatted CUE file (package workloads); nil when the
+	// workload was refused (Findings has an error).
+	Source []byte
+	// Findings are the errors and warnings, at positions in the YAML.
+	Findings diag.List
+}
+
+// Refused reports whether the workload was not converted.
+func (r Result) Refused() bool { return r.Findings.HasErrors() }
+
+// KeyFor is the workload key of a perf-eval file: its stem, as the hand
+// ports name them (perf-eval's own `name` was only a label).
+func KeyFor(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
+
+var keyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// PerfEval converts one perf-eval workload YAML. file names it in findings
+// and the header comment.
+func PerfEval(file string, data []byte) Result {
+	c := &conv{file: file, key: KeyFor(file)}
+	c.run(data)
+	res := Result{Key: c.key, Findings: c.diags}
+	if c.diags.HasErrors() {
+		return res
+	}
+	src, err := format.Source([]byte(c.out.String()), format.Simplify())
+	if err != nil {
+		// A bug in the emitter, not in the input: say so with the text.
+		c.errorf(nil, "", "internal error: generated CUE does not parse (%v); please report it with this file", err)
+		res.Findings = c.diags
+		return res
+	}
+	res.Source = src
+	return res
+}
+
+type conv struct {
+	file  string
+	key   string
+	diags diag.List
+	out   bytes.Buffer
+}
+
+func (c *conv) errorf(n *yaml.Node, path, format string, args ...any) {
+	line, col := pos(n)
+	c.diags.Errorf(c.file, line, col, path, format, args...)
+}
+
+func (c *conv) warnf(n *yaml.Node, path, format string, args ...any) {
+	line, col := pos(n)
+	c.diags.Warnf(c.file, line, col, path, format, args...)
+}
+
+func pos(n *yaml.Node) (int, int) {
+	if n == nil {
+		return 0, 0
+	}
+	return n.Line, n.Column
+}
+
+// field is one key of a YAML mapping.
+type field struct {
+	key *yaml.Node
+	val *yaml.Node
+}
+
+// fields returns a mapping's keys in order, reporting duplicates (perf-eval
+// silently kept the last one; this keeps nothing and refuses).
+func (c *conv) fields(m *yaml.Node, path string) ([]field, map[string]field) {
+	var out []field
+	byName := map[string]field{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], resolve(m.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			c.errorf(k, path, "a mapping key must be a plain scalar")
+			continue
+		}
+		if k.Value == "<<" {
+			c.errorf(k, join(path, k.Value), "YAML merge keys (<<) are not supported; write the keys out")
+			continue
+		}
+		if prev, dup := byName[k.Value]; dup {
+			c.errorf(k, join(path, k.Value), "duplicate key %s: first at line %d, again at line %d (perf-eval silently kept the last one; delete the one you do not mean)", k.Value, prev.key.Line, k.Line)
+			continue
+		}
+		f := field{k, v}
+		byName[k.Value] = f
+		out = append(out, f)
+	}
+	return out, byName
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// unsupported are perf-eval keys (from branches) wlc has no place for.
+var unsupported = map[string]string{
+	"serving":            "PD-disaggregated serving (#36/#74) has no wlc equivalent yet",
+	"sglang":             "wlc runs vLLM servers only (SGLang branch)",
+	"sglang_bench":       "wlc runs vLLM servers only (SGLang branch)",
+	"custom_script":      "custom scripts (B300 ablation branch) have no wlc equivalent; wlc runs vLLM, vllm bench, lm_eval and BFCL only",
+	"custom_group":       "custom groups (B300 ablation branch) have no wlc equivalent",
+	"host_runtime":       "host_runtime (B300 ablation branch) has no wlc equivalent; the profile's runtime decides how the server runs",
+	"attention_backends": "backend sweeps (#29) have no wlc equivalent; write one workload per backend (e.g. with serve.attention_config)",
+	"aiperf":             "wlc has no aiperf runner",
+}
+
+var unsupportedVLLM = map[string]string{
+	"attention_backends": "backend sweeps (#29) have no wlc equivalent; write one workload per backend (e.g. with serve.attention_config)",
+	"moe_backends":       "backend sweeps (#29) have no wlc equivalent; write one workload per backend with serve.moe_backend",
+	"build":              "image builds (vllm.build, #66) have no wlc equivalent; build the image in CI and set image",
+}
+
+func (c *conv) run(data []byte) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		c.errorf(nil, "", "not YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+		return
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		c.errorf(nil, "", "empty file")
+		return
+	}
+	root := resolve(doc.Content[0])
+	if root.Kind != yaml.MappingNode {
+		c.errorf(root, "", "a perf-eval workload is a mapping of keys, not a %s", kindName(root))
+		return
+	}
+	if !keyRE.MatchString(c.key) || strings.Contains(c.key, "..") {
+		c.errorf(nil, "", "file stem %q is not a valid wlc workload name (letters, digits, _, . and -); rename the file", c.key)
+	}
+	fs, top := c.fields(root, "")
+
+	w := &workload{}
+	var todo []string // unknown keys kept as comments
+	for _, f := range fs {
+		k := f.key.Value
+		if why, ok := unsupported[k]; ok {
+			c.errorf(f.key, k, "%s; workload not imported", why)
+			continue
+		}
+		switch k {
+		case "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "lm_eval", "vllm_bench", "bfcl":
+		default:
+			c.warnf(f.key, k, "unknown key %s (perf-eval ignored it); kept as a TODO comment, not converted", k)
+			todo = append(todo, yamlText(f))
+		}
+	}
+
+	// Header: the file's own comments, then where it came from.
+	header := comments(doc.HeadComment, root.HeadComment)
+	if len(fs) > 0 {
+		header = append(header, comments(fs[0].key.HeadComment)...)
+		fs[0].key.HeadComment = ""
+	}
+	w.header = header
+	if f, ok := top["name"]; ok && f.val.Value != c.key && f.val.Kind == yaml.ScalarNode {
+		w.header = append(w.header, fmt.Sprintf("perf-eval name: %s (the workload key is the file stem).", f.val.Value))
+	}
+
+	c.topLevel(w, top)
+	c.vllm(w, top)
+	c.evals(w, top)
+	if len(w.blocks) == 0 && !c.diags.HasErrors() {
+		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
+	}
+	w.todo = todo
+	if c.diags.HasErrors() {
+		return
+	}
+	c.emit(w)
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	}
+	return "node"
+}
+
+func comments(cs ...string) []string {
+	var out []string
+	for _, c := range cs {
+		for _, l := range strings.Split(c, "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" {
+				continue
+			}
+			l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// yamlText renders one key: value as YAML, for a TODO comment.
+func yamlText(f field) string {
+	m := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		{Kind: yaml.ScalarNode, Value: f.key.Value},
+		f.val,
+	}}
+	b, err := yaml.Marshal(m)
+	if err != nil {
+		return f.key.Value + ": ?"
+	}
+	return strings.TrimRight(string(b), "\n")
+}
+
+// workload collects the CUE fields in emission order.
+type workload struct {
+	header []string
+	lines  []string // top-level "label: value" lines, with comments
+	todo   []string
+	// blocks are the eval blocks in the original's order.
+	blocks []string
+	// gpus is nodes × gpus_per_node; gpusAt the YAML node that set it.
+	gpus   int
+	gpusAt *field
+}
+
+func (w *workload) add(cs []string, line string) {
+	for _, c := range cs {
+		w.lines = append(w.lines, "// "+c)
+	}
+	w.lines = append(w.lines, line)
+}
+
+// nodeComments are the comments around a key/value pair, for the emitted
+// field.
+func nodeComments(f field) []string {
+	return comments(f.key.HeadComment, f.key.LineComment, f.val.LineComment)
+}
+
+func (c *conv) intVal(f field, path string) (int, bool) {
+	if f.val.Kind != yaml.ScalarNode || f.val.Tag != "!!int" {
+		c.errorf(f.val, path, "%s must be an integer, not %q", path, f.val.Value)
+		return 0, false
+	}
+	n, err := strconv.Atoi(f.val.Value)
+	if err != nil {
+		c.errorf(f.val, path, "%s: %v", path, err)
+		return 0, false
+	}
+	return n, true
+}
+
+func (c *conv) topLevel(w *workload, top map[string]field) {
+	gpu, ok := top["gpu"]
+	if !ok {
+		c.errorf(nil, "gpu", "gpu is required (perf-eval refused a workload without it)")
+	} else if gpu.val.Kind != yaml.ScalarNode || gpu.val.Value == "" {
+		c.errorf(gpu.val, "gpu", "gpu must be a profile name")
+	} else {
+		w.add(nodeComments(gpu), "profile: "+quote(gpu.val.Value))
+	}
+
+	nodes, numGPUs, gpn := 1, 1, 0
+	var nodesF, numF, gpnF *field
+	if f, ok := top["num_nodes"]; ok {
+		if n, ok := c.intVal(f, "num_nodes"); ok && n >= 1 {
+			nodes, nodesF = n, &f
+		} else if ok {
+			c.errorf(f.val, "num_nodes", "num_nodes must be ≥ 1")
+		}
+	}
+	if f, ok := top["num_gpus"]; ok {
+		if n, ok := c.intVal(f, "num_gpus"); ok && n >= 1 {
+			numGPUs, numF = n, &f
+		} else if ok {
+			c.errorf(f.val, "num_gpus", "num_gpus must be ≥ 1")
+		}
+	}
+	if f, ok := top["gpus_per_node"]; ok {
+		if n, ok := c.intVal(f, "gpus_per_node"); ok && n >= 1 {
+			gpn, gpnF = n, &f
+		} else if ok {
+			c.errorf(f.val, "gpus_per_node", "gpus_per_node must be ≥ 1")
+		}
+	}
+	switch {
+	case gpn > 0:
+		if numF != nil && numGPUs != nodes*gpn {
+			c.warnf(numF.val, "num_gpus", "num_gpus %d is not num_nodes × gpus_per_node = %d × %d; imported nodes × gpus_per_node", numGPUs, nodes, gpn)
+		}
+	case numGPUs%nodes != 0:
+		c.errorf(numF.val, "num_gpus", "num_gpus %d does not divide into %d nodes; set gpus_per_node", numGPUs, nodes)
+	default:
+		gpn = numGPUs / nodes
+	}
+	var cs []string
+	if nodesF != nil {
+		cs = append(cs, nodeComments(*nodesF)...)
+	}
+	if nodes != 1 || nodesF != nil {
+		w.add(cs, fmt.Sprintf("nodes: %d", nodes))
+		cs = nil
+	}
+	if numF != nil {
+		cs = append(cs, nodeComments(*numF)...)
+	}
+	if gpnF != nil {
+		cs = append(cs, nodeComments(*gpnF)...)
+	}
+	w.add(cs, fmt.Sprintf("gpus_per_node: %d", gpn))
+	w.gpus = nodes * gpn
+	w.gpusAt = numF
+	if w.gpusAt == nil {
+		w.gpusAt = gpnF
+	}
+
+	if f, ok := top["timeout_in_minutes"]; ok {
+		if n, ok := c.intVal(f, "timeout_in_minutes"); ok {
+			w.add(nodeComments(f), fmt.Sprintf("timeout_in_minutes: %d", n))
+		}
+	}
+	if f, ok := top["nightly"]; ok {
+		// perf-eval selected nightly only when it was identical to True.
+		on := f.val.Tag == "!!bool" && isTrue(f.val.Value)
+		if f.val.Tag != "!!bool" {
+			c.warnf(f.val, "nightly", "nightly is %q, not a boolean: perf-eval did not select it nightly, so nightly: false", f.val.Value)
+		}
+		if on || len(nodeComments(f)) > 0 {
+			w.add(nodeComments(f), fmt.Sprintf("nightly: %v", on))
+		}
+	}
+	if f, ok := top["bench_only"]; ok {
+		// perf-eval: truthy 1/true/yes, compared case-insensitively.
+		v := strings.ToLower(f.val.Value)
+		on := v == "1" || v == "true" || v == "yes"
+		if on || len(nodeComments(f)) > 0 {
+			w.add(nodeComments(f), fmt.Sprintf("bench_only: %v", on))
+		}
+	}
+}
+
+func isTrue(s string) bool {
+	switch s {
+	case "true", "True", "TRUE":
+		return true
+	}
+	return false
+}
+
+func quote(s string) string { return literal.String.Quote(s) }
+
+// label renders a CUE field label: bare when it is a plain identifier.
+var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+func label(s string) string {
+	switch s {
+	case "if", "for", "in", "let", "true", "false", "null", "import", "package", "div", "mod", "quo", "rem":
+		return quote(s)
+	}
+	if identRE.MatchString(s) {
+		return s
+	}
+	return quote(s)
+}
+
+// value renders a YAML value as a CUE expression.
+func (c *conv) value(n *yaml.Node, path string) string {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		fs, _ := c.fields(n, path)
+		if len(fs) == 0 {
+			return "{}"
+		}
+		var b strings.Builder
+		b.WriteString("{\n")
+		for _, f := range fs {
+			for _, cm := range nodeComments(f) {
+				b.WriteString("// " + cm + "\n")
+			}
+			b.WriteString(label(f.key.Value) + ": " + c.value(f.val, join(path, f.key.Value)) + "\n")
+		}
+		b.WriteString("}")
+		return b.String()
+	case yaml.SequenceNode:
+		var parts []string
+		for _, e := range n.Content {
+			parts = append(parts, c.value(e, path))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!int":
+			if v, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
+				return strconv.FormatInt(v, 10)
+			}
+			var v int64
+			if err := n.Decode(&v); err == nil {
+				return strconv.FormatInt(v, 10)
+			}
+		case "!!float":
+			var v float64
+			if err := n.Decode(&v); err == nil {
+				s := strconv.FormatFloat(v, 'g', -1, 64)
+				if !strings.ContainsAny(s, ".eEn") {
+					s += ".0"
+				}
+				return s
+			}
+		case "!!bool":
+			var v bool
+			if err := n.Decode(&v); err == nil {
+				return strconv.FormatBool(v)
+			}
+		case "!!null":
+			return "null"
+		}
+		return quote(n.Value)
+	}
+	c.errorf(n, path, "unsupported YAML value")
+	return "_"
+}
