@@ -90,6 +90,7 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		newShowCmd(e),
 		newExportCmd(e),
 		newRecipeCmd(e),
+		newImportCmd(e),
 		newVersionCmd(e),
 	)
 	return root

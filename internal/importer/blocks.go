@@ -200,6 +200,7 @@ var families = []struct {
 	{regexp.MustCompile(`(?i)(^|/)kimi-k2`), "int4", "Kimi-K2.x checkpoints ship INT4 (QAT) experts"},
 	{regexp.MustCompile(`(?i)(^|/)deepseek-v4`), "mxfp4_fp8", "DeepSeek-V4 checkpoints ship MXFP4 experts over FP8 dense layers"},
 	{regexp.MustCompile(`(?i)(^|/)kimi-k3`), "mxfp4", "Kimi-K3 ships MXFP4 weights"},
+	{regexp.MustCompile(`(?i)(^|/)minimax-m2`), "fp8", "MiniMax-M2.x ships FP8 weights"},
 }
 
 // metaPrecision maps perf-eval's dashboard precision tags.

@@ -50,7 +50,13 @@ var keyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // PerfEval converts one perf-eval workload YAML. file names it in findings
 // and the header comment.
 func PerfEval(file string, data []byte) Result {
-	c := &conv{file: file, key: KeyFor(file)}
+	return PerfEvalAs(file, KeyFor(file), data)
+}
+
+// PerfEvalAs is PerfEval with the workload key given (e.g. model_gpu for
+// a per-model folder's gpu.yaml).
+func PerfEvalAs(file, key string, data []byte) Result {
+	c := &conv{file: file, key: key}
 	c.run(data)
 	res := Result{Key: c.key, Findings: c.diags}
 	if c.diags.HasErrors() {
@@ -208,7 +214,7 @@ func (c *conv) run(data []byte) {
 	if len(w.blocks) == 0 && !c.diags.HasErrors() {
 		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
 	}
-	w.todo = todo
+	w.todo = append(todo, w.todo...)
 	if c.diags.HasErrors() {
 		return
 	}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/importer"
+)
+
+func newImportCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Convert workloads from other tools into wlc CUE",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("import needs a source format: wlc import perf-eval FILE|DIR...")
+		},
+	}
+	cmd.AddCommand(newImportPerfEvalCmd(e))
+	return cmd
+}
+
+func newImportPerfEvalCmd(e *env) *cobra.Command {
+	var outDir string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "perf-eval [-o DIR] FILE|DIR...",
+		Short: "Convert perf-eval workload YAMLs into CUE workloads",
+		Long: `Convert perf-eval workload YAMLs (a DIR is searched for *.yaml and *.yml,
+recursively) into one <stem>.cue per workload, package workloads.
+
+The conversion is literal: serve_args are word-split as perf-eval did and
+known flags become typed serve fields, the rest serve.extra_args in order.
+Duplicate keys and fields wlc has no place for (serving, sglang,
+custom_script, backend sweeps, vllm_bench.sweep, assertions) are errors and
+that workload is skipped; unknown keys and guessed precisions are warnings
+and left as TODO(import) comments.
+
+Without -o a single file is printed to stdout. With -o DIR every imported
+workload is written into DIR at once (nothing is written if one cannot be,
+or if a file exists and --force is not given). Then run wlc vet DIR.`,
+		Example: `  wlc import perf-eval perf-eval/workloads/qwen3_5_b200.yaml
+  wlc import perf-eval -o workloads/ perf-eval/workloads/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			files, err := e.yamlFiles(args)
+			if err != nil {
+				return err
+			}
+			if outDir == "" && len(files) != 1 {
+				return usagef("%d files to import: give -o DIR (stdout takes a single file)", len(files))
+			}
+			var all diag.List
+			var arts []backends.Artifact
+			byKey := map[string]string{}
+			imported, warned, refused := 0, 0, 0
+			for _, f := range files {
+				data, err := os.ReadFile(f.abs)
+				if err != nil {
+					all.Errorf(f.rel, 0, 0, "", "cannot read: %v", err)
+					refused++
+					continue
+				}
+				r := importer.PerfEvalAs(f.rel, f.key, data)
+				if prev, dup := byKey[r.Key]; dup && !r.Refused() {
+					r.Findings.Errorf(f.rel, 0, 0, "", "workload key %s is already imported from %s; rename one file", r.Key, prev)
+				}
+				all = append(all, r.Findings...)
+				if r.Refused() {
+					refused++
+					continue
+				}
+				byKey[r.Key] = f.rel
+				imported++
+				if r.Findings.Count(diag.Warning) > 0 {
+					warned++
+				}
+				arts = append(arts, backends.Artifact{Path: r.Key + ".cue", Data: r.Source})
+			}
+			for _, d := range all {
+				fmt.Fprintln(e.stderr, d.String())
+			}
+			if outDir == "" {
+				for _, a := range arts {
+					e.stdout.Write(a.Data)
+				}
+			} else if len(arts) > 0 {
+				if !force {
+					var exist []string
+					for _, a := range arts {
+						if _, err := os.Stat(filepath.Join(outDir, a.Path)); err == nil {
+							exist = append(exist, filepath.Join(outDir, a.Path))
+						}
+					}
+					if len(exist) > 0 {
+						fmt.Fprintf(e.stderr, "wlc import: %s already exist(s); nothing was written (use --force to overwrite)\n", strings.Join(exist, ", "))
+						return errReported
+					}
+				}
+				if err := writeAtomically(outDir, arts); err != nil {
+					fmt.Fprintf(e.stderr, "wlc import: %v\n", err)
+					return errReported
+				}
+			}
+			where := "the file"
+			if outDir != "" {
+				where = outDir
+			}
+			fmt.Fprintf(e.stderr, "wlc import: %d imported (%d with warnings), %d refused", imported, warned, refused)
+			if imported > 0 {
+				fmt.Fprintf(e.stderr, "; next: check %s with wlc vet and resolve the TODO(import) comments", where)
+			}
+			fmt.Fprintln(e.stderr)
+			if refused > 0 {
+				return errReported
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&outDir, "out", "o", "", "write <stem>.cue files into `DIR` (default: stdout, one file)")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite existing files in the -o directory")
+	return cmd
+}
+
+type inputFile struct{ abs, rel, key string }
+
+// yamlFiles expands the arguments: files as given, directories searched
+// recursively for *.yaml and *.yml, each sorted.
+func (e *env) yamlFiles(args []string) ([]inputFile, error) {
+	var out []inputFile
+	for _, a := range args {
+		abs := a
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(e.cwd, a)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "wlc: error: %s does not exist\n", a)
+			return nil, errReported
+		}
+		if !fi.IsDir() {
+			out = append(out, inputFile{abs, a, importer.KeyFor(a)})
+			continue
+		}
+		var found []inputFile
+		err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if ext := filepath.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".yml") {
+				rel, _ := filepath.Rel(abs, p)
+				// A per-model folder's gpu.yaml becomes model_gpu.
+				key := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, ext)), "/", "_")
+				found = append(found, inputFile{p, filepath.ToSlash(filepath.Join(a, rel)), key})
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "wlc: error: %v\n", err)
+			return nil, errReported
+		}
+		if len(found) == 0 {
+			fmt.Fprintf(e.stderr, "wlc: error: %s holds no *.yaml files\n", a)
+			return nil, errReported
+		}
+		sort.Slice(found, func(i, j int) bool { return found[i].rel < found[j].rel })
+		out = append(out, found...)
+	}
+	return out, nil
+}
