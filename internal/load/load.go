@@ -28,6 +28,7 @@ import (
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
+	"github.com/wlcdev/wlc/internal/suggest"
 	"github.com/wlcdev/wlc/internal/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -512,7 +513,7 @@ func (l *loader) walkDecls(decls []ast.Decl, path, prefix []cue.Selector) {
 			if len(child) > len(prefix) {
 				if !l.allowed(path, name) {
 					why := notAllowed(path, name)
-					if s := closestName(l.fieldNames(path), name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
+					if s := suggest.Closest(l.fieldNames(path), name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
 						why = fmt.Sprintf("%s is not a field here; did you mean %s?", name, s)
 					}
 					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s", why), cue.Value{}, cue.MakePath(child...))
@@ -629,50 +630,6 @@ func (l *loader) fieldNames(path []cue.Selector) []string {
 		names = append(names, it.Selector().Unquoted())
 	}
 	return names
-}
-
-// closestName is the candidate nearest to name by edit distance, when it
-// is near enough to be a misspelling.
-func closestName(cands []string, name string) string {
-	best, bestD := "", len(name)/3+1
-	for _, c := range cands {
-		if d := editDistance(c, name); d < bestD || (d == bestD && best != "" && c < best) {
-			best, bestD = c, d
-		}
-	}
-	if best != "" || len(name) < 4 {
-		return best
-	}
-	// A shortened name (fewshot for num_fewshot): the shortest candidate
-	// holding it as a whole _-separated part.
-	for _, c := range cands {
-		if strings.HasPrefix(c, name+"_") || strings.HasSuffix(c, "_"+name) || strings.Contains(c, "_"+name+"_") {
-			if best == "" || len(c) < len(best) {
-				best = c
-			}
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // notAllowed says why name cannot be a field under path: maps keyed by

@@ -8,6 +8,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/wlcdev/wlc/internal/suggest"
 )
 
 // Candidate is what an entry can match.
@@ -107,7 +109,7 @@ func Closest(cands []Candidate, e string, n int) []string {
 	var s []scored
 	for _, c := range cands {
 		name := strings.ToLower(c.Name)
-		d := distance(key, name)
+		d := suggest.Distance(key, name)
 		if d <= len(c.Name)/2+2 || strings.Contains(name, key) {
 			s = append(s, scored{c.Name, d})
 		}
@@ -136,25 +138,4 @@ func entryStem(e string) string {
 		b = strings.TrimSuffix(b, ext)
 	}
 	return b
-}
-
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -16,6 +16,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/wlcdev/wlc/internal/suggest"
 )
 
 // Flag is one option of a vLLM command.
@@ -232,7 +234,7 @@ func unknownKey(cmd, label string, f *Flag, key string) string {
 		names = append(names, jf.Name)
 	}
 	msg := fmt.Sprintf("%s %s has no key %q in vLLM %s", cmd, f.Flag, key, label)
-	if s := closestName(names, key); s != "" {
+	if s := suggest.Closest(names, key); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return msg
@@ -271,63 +273,5 @@ func closest(flags map[string]*Flag, name string) string {
 			names = append(names, n)
 		}
 	}
-	return closestName(names, name)
-}
-
-func closestName(names []string, name string) string {
-	sort.Strings(names)
-	best, bestD := "", len(name)/3+2
-	for _, n := range names {
-		if d := distance(n, name); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best != "" {
-		return best
-	}
-	// A shortened spelling (num_tokens for num_speculative_tokens): every
-	// word of the name appears, in order; the shortest such name wins.
-	for _, n := range names {
-		if containsWords(n, name) && (best == "" || len(n) < len(best)) {
-			best = n
-		}
-	}
-	return best
-}
-
-func containsWords(n, name string) bool {
-	sep := func(r rune) bool { return r == '_' || r == '-' }
-	rest := n
-	words := strings.FieldsFunc(name, sep)
-	if len(words) < 2 {
-		return false
-	}
-	for _, w := range words {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(w):]
-	}
-	return true
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Closest(names, name)
 }
