@@ -1,0 +1,377 @@
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
+
+// userPos returns the position of v in a user file, looking through the
+// conjuncts CUE unified into v; it is invalid when only the schema defines
+// v.
+func (l *loader) userPos(v cue.Value) token.Pos {
+	if !v.Exists() {
+		return token.NoPos
+	}
+	if p := v.Pos(); p.IsValid() && !l.isSchema(p.Filename()) {
+		return p
+	}
+	for _, c := range conjuncts(v) {
+		if p := c.Pos(); p.IsValid() && !l.isSchema(p.Filename()) {
+			return p
+		}
+	}
+	return token.NoPos
+}
+
+func conjuncts(v cue.Value) []cue.Value {
+	op, args := v.Expr()
+	if op != cue.AndOp {
+		return nil
+	}
+	var out []cue.Value
+	for _, a := range args {
+		out = append(out, a)
+		out = append(out, conjuncts(a)...)
+	}
+	return out
+}
+
+// addCUEError converts a CUE error (list) into diagnostics, each at the
+// most useful user position: the user's own value when CUE names it, else
+// the workload field a schema rule blames (see _check in the schema).
+func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	for _, e := range cueerrors.Errors(err) {
+		// e.Path() quotes labels that are not identifiers ("-w").
+		var path []string
+		for _, el := range e.Path() {
+			if u, err := strconv.Unquote(el); err == nil && strings.HasPrefix(el, "\"") {
+				el = u
+			}
+			path = append(path, el)
+		}
+		if len(at) > 0 {
+			path = nil
+			for _, s := range at[0].Selectors() {
+				path = append(path, selLabel(s))
+			}
+		}
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		// A missing field does not exist: blame the struct that lacks it,
+		// in the words used for top-level fields.
+		if msg == "field is required but not present" && len(path) > 1 {
+			msg = "required field missing: " + path[len(path)-1]
+			path = path[:len(path)-1]
+		}
+		// Two keys per error, kept apart by their prefix: the raw error
+		// (path + CUE text) and the finding (shown path + message). For a
+		// path-less error such as a syntax error they were equal, and the
+		// finding was dropped as its own duplicate.
+		rawKey := "raw\x00" + strings.Join(path, "\x00") + "\x00" + e.Error()
+		if l.seen[rawKey] {
+			continue
+		}
+		l.seen[rawKey] = true
+		// A workload's copy of its profile (#profiles, _profile) repeats
+		// the errors reported on profiles.<name> itself.
+		if indexOf(path, "#profiles") >= 0 || indexOf(path, "_profile") >= 0 {
+			continue
+		}
+		// An error on a let (the schema's arithmetic helpers) repeats an
+		// error already reported on the field it reads.
+		if l.pkg.Exists() && len(path) > 1 && indexOf(path, "_check") < 0 && !strings.HasPrefix(path[0], "#") {
+			if p := cue.ParsePath(cuePath(path)); p.Err() == nil && !l.pkg.LookupPath(p).Exists() {
+				continue
+			}
+		}
+		msg = strings.TrimSuffix(msg, ":")
+		var pos token.Pos
+		for _, p := range cueerrors.Positions(e) {
+			if !l.isSchema(p.Filename()) && !isTyping(p.Filename()) {
+				pos = p
+				break
+			}
+		}
+		shown := path
+		if i := indexOf(path, "_check"); i >= 0 && i+1 < len(path) {
+			// _check.<blame>.<rule>: report against <prefix>.<blame>.
+			prefix := path[:i]
+			blame := path[i+1]
+			shown = append(append([]string(nil), prefix...), splitBlame(blame)...)
+			if !pos.IsValid() && pkg.Exists() {
+				pos = l.blamePos(pkg, shown)
+			}
+		}
+		if !pos.IsValid() && pkg.Exists() && len(path) > 0 {
+			pos = l.blamePos(pkg, path)
+		}
+		if !pos.IsValid() {
+			for _, p := range cueerrors.Positions(e) {
+				pos = p
+				break
+			}
+		}
+		d := diag.Diagnostic{Severity: diag.Error, Path: cuePath(shown), Message: cleanMessage(msg)}
+		if key := "diag\x00" + d.Path + "\x00" + d.Message; l.seen[key] {
+			continue
+		} else {
+			l.seen[key] = true
+		}
+		if pos.IsValid() {
+			d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
+		}
+		l.res.Diags.Add(d)
+	}
+}
+
+// blamePos finds the nearest user-written value on path, walking up to the
+// enclosing struct when the field itself only has a schema default.
+func (l *loader) blamePos(pkg cue.Value, path []string) token.Pos {
+	for n := len(path); n > 0; n-- {
+		p := cue.ParsePath(cuePath(path[:n]))
+		if p.Err() != nil {
+			continue
+		}
+		v := pkg.LookupPath(p)
+		if pos := l.userPos(v); pos.IsValid() && !isTyping(pos.Filename()) {
+			return pos
+		}
+		// A struct the user wrote: its label (workloads.w is typed by the
+		// pattern in wlc.cue, which says nothing about w).
+		if pos := l.labelPos(p.Selectors()); pos.IsValid() {
+			return pos
+		}
+		// A workload struct's own position is the pattern in wlc.cue; its
+		// required profile field is in the user's file.
+		if n == 2 && path[0] == "workloads" {
+			if pos := l.userPos(v.LookupPath(cue.ParsePath("profile"))); pos.IsValid() {
+				return pos
+			}
+		}
+	}
+	return token.NoPos
+}
+
+// isTyping reports whether file is a package's wlc.cue, the two lines
+// typing every profile and workload: never the place a user should fix.
+func isTyping(file string) bool {
+	return filepath.Base(file) == "wlc.cue"
+}
+
+func indexOf(path []string, s string) int {
+	for i, p := range path {
+		if p == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// splitBlame turns a blame string such as `serve.kv_cache_dtype` or
+// `args."num_prompts"` into path elements.
+func splitBlame(b string) []string {
+	if b == "" || b == `""` {
+		return nil
+	}
+	if u, err := strconv.Unquote(b); err == nil {
+		b = u
+	}
+	p := cue.ParsePath(b)
+	if p.Err() != nil {
+		return []string{b}
+	}
+	var out []string
+	for _, s := range p.Selectors() {
+		out = append(out, selLabel(s))
+	}
+	return out
+}
+
+// selLabel is a selector as a path element: the unquoted name, or the
+// index of a list element (Unquoted panics on those).
+func selLabel(s cue.Selector) string {
+	switch {
+	case s.IsString():
+		return s.Unquoted()
+	case s.LabelType() == cue.IndexLabel && !s.IsConstraint():
+		return strconv.Itoa(s.Index())
+	}
+	return s.String()
+}
+
+func cuePath(elems []string) string {
+	var b strings.Builder
+	for i, e := range elems {
+		if isIndex(e) {
+			b.WriteString("[" + e + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if isIdent(e) {
+			b.WriteString(e)
+		} else {
+			fmt.Fprintf(&b, "%q", e)
+		}
+	}
+	return b.String()
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r == '$' || r == '#' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// cleanMessage drops CUE internals (package-qualified hidden names) that
+// mean nothing to a workload author.
+func cleanMessage(m string) string {
+	return strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
+}
+
+// collapseDisjunctions keeps one line per wrongly typed value: CUE reports
+// "N errors in empty disjunction" plus one conflict per alternative of a
+// defaulted field (*1 | int), which says the same thing N+1 times.
+func collapseDisjunctions(in diag.List) diag.List {
+	conflict := map[string]bool{}
+	for _, d := range in {
+		if strings.HasPrefix(d.Message, "conflicting values") {
+			conflict[d.Path] = true
+		}
+	}
+	// The walker's "field not allowed: <why>" says more than CUE's bare
+	// "field not allowed" on the same field. Any other error on a path
+	// says more than "conflicting values" (which, beside a bound or a
+	// schema message, is only the schema default disagreeing).
+	explained := map[string]bool{}
+	specific := map[string]bool{}
+	for _, d := range in {
+		if strings.HasPrefix(d.Message, "field not allowed: ") {
+			explained[d.Path] = true
+		}
+		if !strings.HasPrefix(d.Message, "conflicting values") && !strings.Contains(d.Message, "errors in empty disjunction") {
+			specific[d.Path] = true
+		}
+	}
+	var out diag.List
+	typeSeen := map[string]bool{}
+	for _, d := range in {
+		if conflict[d.Path] && strings.Contains(d.Message, "errors in empty disjunction") {
+			continue
+		}
+		if explained[d.Path] && d.Message == "field not allowed" {
+			continue
+		}
+		if specific[d.Path] && strings.HasPrefix(d.Message, "conflicting values") {
+			continue
+		}
+		if i := strings.Index(d.Message, "(mismatched types"); i >= 0 {
+			key := d.Path + d.Message[i:]
+			if typeSeen[key] {
+				continue
+			}
+			typeSeen[key] = true
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+var mismatch = regexp.MustCompile(`^conflicting values (.+) and (.+) \(mismatched types (\w+) and (\w+)\)$`)
+
+var kindNames = map[string]string{
+	"int": "an integer", "float": "a number", "number": "a number", "string": "a string",
+	"bool": "a bool (true or false)", "bytes": "bytes", "null": "null", "struct": "a struct", "list": "a list",
+}
+
+// plainMismatches says "must be an integer, not the string "8"" where CUE
+// says "conflicting values "8" and int (mismatched types string and int)".
+// Which operand is the user's is read from the source at the finding's
+// position when neither operand is a bare type.
+func plainMismatches(in diag.List, cwd string) diag.List {
+	out := make(diag.List, len(in))
+	for i, d := range in {
+		out[i] = d
+		m := mismatch.FindStringSubmatch(d.Message)
+		if m == nil {
+			continue
+		}
+		got, gotKind, want := "", "", ""
+		switch {
+		case kindNames[m[2]] != "":
+			got, gotKind, want = m[1], m[3], m[4]
+		case kindNames[m[1]] != "":
+			got, gotKind, want = m[2], m[4], m[3]
+		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[1]):
+			got, gotKind, want = m[1], m[3], m[4]
+		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[2]):
+			got, gotKind, want = m[2], m[4], m[3]
+		default:
+			continue
+		}
+		if kindNames[want] == "" {
+			continue
+		}
+		out[i].Message = fmt.Sprintf("must be %s, not the %s %s", kindNames[want], gotKind, got)
+	}
+	return out
+}
+
+// sourceAt is the rest of the line at d's position.
+func sourceAt(cwd string, d diag.Diagnostic) string {
+	if d.File == "" || d.Line < 1 || d.Column < 1 {
+		return ""
+	}
+	p := d.File
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(string(data), "\n")
+	if d.Line > len(lines) {
+		return ""
+	}
+	line := []rune(lines[d.Line-1])
+	// CUE columns count bytes.
+	b := []byte(string(line))
+	if d.Column-1 > len(b) {
+		return ""
+	}
+	return string(b[d.Column-1:])
+}

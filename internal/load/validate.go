@@ -1,0 +1,380 @@
+package load
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/suggest"
+	"github.com/wlcdev/wlc/schema"
+)
+
+// validate checks v completely. CUE stops reporting a struct's own errors
+// (such as a field not allowed) and refuses to list its fields once one of
+// its children fails, so on failure the user's source is walked and every
+// value it defines under v is validated on its own: every error is reported
+// in one run.
+func (l *loader) validate(v, pkg cue.Value) bool {
+	err := v.Validate(cue.Concrete(true), cue.Final())
+	if err == nil {
+		return true
+	}
+	l.reportInvalid(v, pkg, err)
+	return false
+}
+
+// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// reportInvalid reports why v failed validation with err.
+func (l *loader) reportInvalid(v, pkg cue.Value, err error) {
+	before := len(l.res.Diags)
+	l.addCUEError(err, pkg)
+	defer func() {
+		// Never drop a workload or profile silently: if every error was
+		// filtered as a repeat, report CUE's first one as it is.
+		// Errors inside a workload's copy of its profile were reported on
+		// the profile.
+		if len(l.res.Diags) > before {
+			return
+		}
+		for _, e := range cueerrors.Errors(err) {
+			if indexOf(e.Path(), "#profiles") >= 0 || indexOf(e.Path(), "_profile") >= 0 {
+				continue
+			}
+			var path []string
+			for _, s := range v.Path().Selectors() {
+				path = append(path, selLabel(s))
+			}
+			d := diag.Diagnostic{Severity: diag.Error, Path: cuePath(path), Message: cleanMessage(e.Error())}
+			if pos := l.blamePos(pkg, path); pos.IsValid() {
+				d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
+			}
+			l.res.Diags.Add(d)
+			return
+		}
+	}()
+	prefix := v.Path().Selectors()
+	for _, f := range l.files {
+		l.walkDecls(f.Decls, nil, prefix)
+	}
+	l.missingRequired(v, pkg)
+}
+
+// missingRequired reports every required field of a workload or profile
+// the user left out: CUE names only the first one a comprehension waits
+// for, and a failed struct cannot list its fields, so the definition's
+// required fields are looked up in the user's source.
+func (l *loader) missingRequired(v, pkg cue.Value) {
+	path := v.Path().Selectors()
+	if len(path) != 2 {
+		return
+	}
+	var def cue.Value
+	switch path[0].String() {
+	case "workloads":
+		def = l.defWorkload
+	case "profiles":
+		def = l.defProfile
+	default:
+		return
+	}
+	it, err := def.Fields(cue.Optional(true))
+	if err != nil {
+		return
+	}
+	for it.Next() {
+		sel := it.Selector()
+		if sel.ConstraintType() != cue.RequiredConstraint {
+			continue
+		}
+		name := strings.TrimSuffix(sel.String(), "!")
+		if (name == "model" || name == "precision") && l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str("recipe"))).IsValid() {
+			continue // derived from the recipe
+		}
+		if !l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str(name))).IsValid() {
+			l.addCUEError(cueerrors.Newf(token.NoPos, "required field missing: %s", name), pkg, v.Path())
+		}
+	}
+}
+
+// walkDecls follows the user's struct literals along path, validating each
+// value under prefix and asking its parent whether the field is allowed.
+func (l *loader) walkDecls(decls []ast.Decl, path, prefix []cue.Selector) {
+	for _, d := range decls {
+		switch x := d.(type) {
+		case *ast.Field:
+			name, _, err := ast.LabelName(x.Label)
+			if err != nil || strings.HasPrefix(name, "_") || strings.HasPrefix(name, "#") {
+				continue
+			}
+			sel := cue.Str(name)
+			child := append(append([]cue.Selector(nil), path...), sel)
+			if !isPrefix(child, prefix) && !isPrefix(prefix, child) {
+				continue
+			}
+			if len(child) > len(prefix) {
+				if !l.allowed(path, name) {
+					why := notAllowed(path, name)
+					if s := suggest.Closest(l.fieldNames(path), name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
+						why = fmt.Sprintf("%s is not a field here; did you mean %s?", name, s)
+					}
+					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s", why), cue.Value{}, cue.MakePath(child...))
+					continue
+				}
+				if v := l.pkg.LookupPath(cue.MakePath(child...)); v.Exists() {
+					if err := v.Validate(cue.Concrete(true), cue.Final()); err != nil {
+						l.addCUEError(err, l.pkg)
+					}
+				}
+			}
+			l.walkExpr(x.Value, child, prefix)
+		case *ast.EmbedDecl:
+			l.walkExpr(x.Expr, path, prefix)
+		}
+	}
+}
+
+func (l *loader) walkExpr(e ast.Expr, path, prefix []cue.Selector) {
+	switch x := e.(type) {
+	case *ast.StructLit:
+		l.walkDecls(x.Elts, path, prefix)
+	case *ast.ListLit:
+		for i, el := range x.Elts {
+			l.walkExpr(el, append(append([]cue.Selector(nil), path...), cue.Index(i)), prefix)
+		}
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			l.walkExpr(x.X, path, prefix)
+			l.walkExpr(x.Y, path, prefix)
+		}
+	case *ast.ParenExpr:
+		l.walkExpr(x.X, path, prefix)
+	}
+}
+
+// allowed asks the schema definition governing path whether it allows a
+// field called name. Concrete scalar siblings the user wrote are filled in
+// first, so conditional fields (k8s when runtime is "k8s") are allowed.
+func (l *loader) allowed(path []cue.Selector, name string) bool {
+	if len(path) < 2 {
+		return true
+	}
+	var def cue.Value
+	switch path[0].String() {
+	case "workloads":
+		def = l.defWorkload
+	case "profiles":
+		def = l.defProfile
+	default:
+		return true
+	}
+	if len(path) == 2 {
+		// #Workload and #Profile hold comprehensions, and CUE allows any
+		// field on a struct whose comprehensions are pending; their field
+		// sets are the Go mirror types' (kept equal by the drift test).
+		return topLevelFields(path[0].String())[name]
+	}
+	for _, sel := range path[2:] {
+		if !def.Exists() {
+			return true
+		}
+		def = l.fillScalars(def, nil)
+		var next cue.Value
+		if sel.Type() == cue.IndexLabel {
+			next = def.LookupPath(cue.MakePath(cue.AnyIndex))
+		} else {
+			for _, try := range []cue.Selector{sel, sel.Optional(), cue.AnyString} {
+				if next = def.LookupPath(cue.MakePath(try)); next.Exists() {
+					break
+				}
+			}
+		}
+		def = next
+	}
+	if !def.Exists() || def.IncompleteKind() != cue.StructKind {
+		return true
+	}
+	def = l.fillScalars(def, path)
+	return def.Allows(cue.Str(name))
+}
+
+// fieldNames lists the fields the schema allows under path, for
+// suggesting the one a misspelt label meant.
+func (l *loader) fieldNames(path []cue.Selector) []string {
+	if len(path) < 2 {
+		return nil
+	}
+	if len(path) == 2 {
+		return sortedKeys(topLevelFields(path[0].String()))
+	}
+	def := l.defWorkload
+	if path[0].String() == "profiles" {
+		def = l.defProfile
+	}
+	for _, sel := range path[2:] {
+		if sel.Type() == cue.IndexLabel {
+			def = def.LookupPath(cue.MakePath(cue.AnyIndex))
+		} else if next := def.LookupPath(cue.MakePath(sel)); next.Exists() {
+			def = next
+		} else {
+			def = def.LookupPath(cue.MakePath(sel.Optional()))
+		}
+		if !def.Exists() {
+			return nil
+		}
+	}
+	var names []string
+	it, err := l.fillScalars(def, path).Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	return names
+}
+
+// notAllowed says why name cannot be a field under path: maps keyed by
+// variable names reject a malformed key, structs reject an unknown field.
+func notAllowed(path []cue.Selector, name string) string {
+	parent := ""
+	if len(path) > 0 && path[len(path)-1].IsString() {
+		parent = path[len(path)-1].Unquoted()
+	}
+	switch parent {
+	case "env":
+		return fmt.Sprintf("%s is not a valid environment variable name; use letters, digits and _, not starting with a digit", name)
+	case "model_args", "metadata":
+		return fmt.Sprintf("%s is not a valid %s key; use letters, digits and _, not starting with a digit", name, parent)
+	}
+	return fmt.Sprintf("%s is not a field here; check its spelling and the schema (wlc show prints a resolved workload)", name)
+}
+
+// labelPos is the position of the label of the field at path in the
+// user's files (e.g. `w:` of workloads.w), or NoPos.
+func (l *loader) labelPos(path []cue.Selector) token.Pos {
+	for _, f := range l.files {
+		if p := findLabel(f.Decls, path); p.IsValid() {
+			return p
+		}
+	}
+	return token.NoPos
+}
+
+func findLabel(decls []ast.Decl, path []cue.Selector) token.Pos {
+	if len(path) == 0 || !path[0].IsString() {
+		return token.NoPos
+	}
+	for _, d := range decls {
+		var p token.Pos
+		switch x := d.(type) {
+		case *ast.Field:
+			name, _, err := ast.LabelName(x.Label)
+			if err != nil || name != path[0].Unquoted() {
+				continue
+			}
+			if len(path) == 1 {
+				return x.Label.Pos()
+			}
+			p = findLabelExpr(x.Value, path[1:])
+		case *ast.EmbedDecl:
+			p = findLabelExpr(x.Expr, path)
+		}
+		if p.IsValid() {
+			return p
+		}
+	}
+	return token.NoPos
+}
+
+func findLabelExpr(e ast.Expr, path []cue.Selector) token.Pos {
+	switch x := e.(type) {
+	case *ast.StructLit:
+		return findLabel(x.Elts, path)
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			if p := findLabelExpr(x.X, path); p.IsValid() {
+				return p
+			}
+			return findLabelExpr(x.Y, path)
+		}
+	case *ast.ParenExpr:
+		return findLabelExpr(x.X, path)
+	}
+	return token.NoPos
+}
+
+func topLevelFields(kind string) map[string]bool {
+	var t reflect.Type
+	if kind == "workloads" {
+		t = reflect.TypeOf(schema.Workload{})
+	} else {
+		t = reflect.TypeOf(schema.Profile{})
+	}
+	out := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = true
+	}
+	return out
+}
+
+// fillScalars unifies def with the concrete scalars the user set at path.
+func (l *loader) fillScalars(def cue.Value, path []cue.Selector) cue.Value {
+	if path == nil {
+		return def
+	}
+	user := l.pkg.LookupPath(cue.MakePath(path...))
+	for _, f := range []string{"runtime", "dataset", "plugin"} {
+		v := user.LookupPath(cue.ParsePath(f))
+		if v.Exists() && v.IsConcrete() && v.Kind() == cue.StringKind && def.Allows(cue.Str(f)) {
+			if filled := def.FillPath(cue.ParsePath(f), v); filled.Err() == nil {
+				def = filled
+			}
+		}
+	}
+	return def
+}
+
+func isPrefix(p, of []cue.Selector) bool {
+	if len(p) > len(of) {
+		return false
+	}
+	for i := range p {
+		if p[i].String() != of[i].String() {
+			return false
+		}
+	}
+	return true
+}
