@@ -49,6 +49,13 @@ type K8s struct {
 	HFCacheVolume   map[string]any `json:"hf_cache_volume"`
 	ImagePullSecret string         `json:"image_pull_secret"`
 	HFTokenSecret   SecretKeyRef   `json:"hf_token_secret"`
+	HostPaths       []HostPath     `json:"host_paths"`
+}
+
+// HostPath mirrors #HostPath.
+type HostPath struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
 }
 
 // SecretKeyRef names a key of a Kubernetes secret.

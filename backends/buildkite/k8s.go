@@ -145,24 +145,28 @@ func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// nvidiaPodSpec is perf-eval's nvidia pod: the node's /raid and
-// /mnt/shared are host paths, the HF cache lives on /mnt/shared. An hf-cache
-// volume is mounted at HF_HOME only when <PROFILE>_HF_CACHE_VOLUME is set or
-// HF_HOME is outside those host paths (so the default emptyDir never hides
-// the shared cache).
+// hostPathVolumes are the profile's node directories, each mounted at its
+// own path, and whether dir lies on one of them.
+func hostPathVolumes(w plan.Workload, dir string) (mounts, volumes []any, covers bool) {
+	for _, h := range w.Profile.K8s.HostPaths {
+		mounts = append(mounts, om("name", h.Name, "mountPath", h.Path))
+		volumes = append(volumes, om("name", h.Name, "hostPath", om("path", h.Path, "type", "DirectoryOrCreate")))
+		covers = covers || under(dir, h.Path)
+	}
+	return mounts, volumes, covers
+}
+
+// nvidiaPodSpec is perf-eval's nvidia pod: the profile's host paths (by
+// default the node's /raid and /mnt/shared, where the HF cache lives). An
+// hf-cache volume is mounted at HF_HOME only when <PROFILE>_HF_CACHE_VOLUME
+// is set or HF_HOME is on none of the host paths (so the default emptyDir
+// never hides the shared cache).
 func nvidiaPodSpec(w plan.Workload, override map[string]any) *omap {
 	home := hfHome(w, nvidiaHFHome)
-	mounts := []any{
-		om("name", "devshm", "mountPath", "/dev/shm"),
-		om("name", "raid", "mountPath", "/raid"),
-		om("name", "shared", "mountPath", "/mnt/shared"),
-	}
-	volumes := []any{
-		om("name", "devshm", "emptyDir", om("medium", "Memory")),
-		om("name", "raid", "hostPath", om("path", "/raid", "type", "DirectoryOrCreate")),
-		om("name", "shared", "hostPath", om("path", "/mnt/shared", "type", "DirectoryOrCreate")),
-	}
-	if override != nil || !(under(home, "/raid") || under(home, "/mnt/shared")) {
+	hostMounts, hostVolumes, onHost := hostPathVolumes(w, home)
+	mounts := append([]any{om("name", "devshm", "mountPath", "/dev/shm")}, hostMounts...)
+	volumes := append([]any{om("name", "devshm", "emptyDir", om("medium", "Memory"))}, hostVolumes...)
+	if override != nil || !onHost {
 		mounts = append(mounts, om("name", "hf-cache", "mountPath", home))
 		volumes = append(volumes, hfCacheVolume(w, override))
 	}
@@ -191,6 +195,7 @@ func nvidiaPodSpec(w plan.Workload, override map[string]any) *omap {
 // memory and the hf-cache volume at HF_HOME (#35).
 func amdPodSpecPatch(w plan.Workload, override map[string]any) *omap {
 	home := hfHome(w, amdHFHome)
+	hostMounts, hostVolumes, _ := hostPathVolumes(w, home)
 	container := om(
 		"name", "container-0",
 		"image", w.Image.Pull,
@@ -199,10 +204,10 @@ func amdPodSpecPatch(w plan.Workload, override map[string]any) *omap {
 			"seccompProfile", om("type", "Unconfined"),
 			"capabilities", om("add", []any{"IPC_LOCK", "SYS_PTRACE"}),
 		),
-		"volumeMounts", []any{
+		"volumeMounts", append([]any{
 			om("name", "devshm", "mountPath", "/dev/shm"),
 			om("name", "hf-cache", "mountPath", home),
-		},
+		}, hostMounts...),
 		"env", podEnv(w, home),
 	)
 	patch := om()
@@ -210,9 +215,9 @@ func amdPodSpecPatch(w plan.Workload, override map[string]any) *omap {
 		patch.Set("imagePullSecrets", s)
 	}
 	patch.Set("containers", []any{container})
-	patch.Set("volumes", []any{
+	patch.Set("volumes", append([]any{
 		om("name", "devshm", "emptyDir", om("medium", "Memory")),
 		hfCacheVolume(w, override),
-	})
+	}, hostVolumes...))
 	return patch
 }
