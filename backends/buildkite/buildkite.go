@@ -290,7 +290,7 @@ func runCommand(w plan.Workload, runner string, script []byte) string {
 	return b.String()
 }
 
-// submitScript is the login-node wrapper of Slurm steps: sbatch --wait,
+// submitScript is the login-node wrapper of Slurm steps: submit, poll,
 // the job log streamed into the step, scancel when the step is cancelled.
 //
 //go:embed submit.sh
@@ -304,7 +304,7 @@ func slurmCommand(w plan.Workload, runner string, script []byte) string {
 	submit := scriptDir + "/wlc-submit.sh"
 	var b strings.Builder
 	writeScript(&b, w, runner, path, script)
-	b.WriteString("# The login-node wrapper: sbatch --wait, the job log copied here, scancel on cancel.\n")
+	b.WriteString("# The login-node wrapper: sbatch, the job log copied here, scancel on cancel, the job's exit status.\n")
 	writeFile(&b, submit, submitScript)
 	fmt.Fprintf(&b, "bash %s %s %s\n", submit, path, w.ResultsPath)
 	return b.String()
