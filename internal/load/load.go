@@ -314,17 +314,23 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		decErr  error
 	}
 	var jobs []*job
+	var derived []*recipeDerivation
 	for it.Next() {
 		wv := it.Value()
 		rd, ok := l.deriveRecipe(wv)
 		if !ok {
 			continue
 		}
-		p := pkg
 		if rd != nil {
-			p, wv = l.pkg, rd.wv
+			derived = append(derived, rd)
 		}
-		jobs = append(jobs, &job{wv: wv, pkg: p, rd: rd})
+		jobs = append(jobs, &job{wv: wv, pkg: pkg, rd: rd})
+	}
+	l.fillDerived(derived)
+	for _, j := range jobs {
+		if j.rd != nil {
+			j.wv, j.pkg = j.rd.wv, l.pkg
+		}
 	}
 	parallel(len(jobs), func(i int) {
 		j := jobs[i]

@@ -102,6 +102,8 @@ type derivedValue struct {
 // recipeDerivation is what one workload's recipe contributes.
 type recipeDerivation struct {
 	wv     cue.Value // the workload with the derived values filled in
+	path   cue.Path  // the workload's path in the package
+	fill   map[string]any
 	base   string
 	origin *plan.RecipeOrigin
 	cmd    *recipes.Command
@@ -275,9 +277,27 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 		}
 		m[selLabel(sels[len(sels)-1])] = dv.value
 	}
-	l.pkg = l.pkg.FillPath(wv.Path(), l.ctx.Encode(fill))
-	d.wv = l.pkg.LookupPath(wv.Path())
+	// Filled by fillDerived, once for every derived workload: a FillPath
+	// re-evaluates the whole package, so one per workload was quadratic.
+	d.path, d.fill = wv.Path(), fill
 	return d, true
+}
+
+// fillDerived fills every derivation's values into the package in one
+// step and points each derivation at its filled workload.
+func (l *loader) fillDerived(ds []*recipeDerivation) {
+	all := map[string]any{}
+	for _, d := range ds {
+		sels := d.path.Selectors()
+		all[selLabel(sels[len(sels)-1])] = d.fill
+	}
+	if len(all) == 0 {
+		return
+	}
+	l.pkg = l.pkg.FillPath(pathWorkloads, l.ctx.Encode(all))
+	for _, d := range ds {
+		d.wv = l.pkg.LookupPath(d.path)
+	}
 }
 
 // checkRecipeExtraArgs compares the workload's own extra_args with the

@@ -1,6 +1,8 @@
 package load_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -292,5 +294,49 @@ func TestRecipeRefErrors(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// BenchmarkLoadRecipeRefs loads 120 recipe-derived workloads. Each
+// derivation used to FillPath the whole package, so loading was quadratic
+// (126 workloads: 45 s, 5.8 GB); the fills are now one step.
+func BenchmarkLoadRecipeRefs(b *testing.B) {
+	recipes := filepath.Join(testenv.SharedDir(b), "corpus", "recipes")
+	src := filepath.Join(testenv.RepoRoot(b), "testdata", "recipe-workloads")
+	dir := b.TempDir()
+	for _, f := range []string{"cue.mod/module.cue", "workloads/wlc.cue", "workloads/profiles.cue"} {
+		copyFile(b, filepath.Join(src, f), filepath.Join(dir, f))
+	}
+	one, err := os.ReadFile(filepath.Join(src, "workloads", "qwen3_5_b200.cue"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 120
+	for i := 0; i < n; i++ {
+		data := strings.Replace(string(one), "workloads: qwen3_5_b200:", fmt.Sprintf("workloads: qwen3_5_b200_%03d:", i), 1)
+		if err := os.WriteFile(filepath.Join(dir, "workloads", fmt.Sprintf("w%03d.cue", i)), []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir, load.Options{RecipesDir: recipes})
+		if len(r.Diags) != 0 || len(r.Workloads) != n {
+			b.Fatalf("%d workloads, findings %v", len(r.Workloads), r.Diags)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/n, "ms/workload")
+}
+
+func copyFile(b *testing.B, from, to string) {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		b.Fatal(err)
 	}
 }
