@@ -195,8 +195,37 @@ func (l *loader) run(dir string) {
 		l.errorf("%s defines no workloads: add `workloads: <name>: {...}` (and wlc.cue with the schema import, see README)", dir)
 		return
 	}
+	if !l.typed(pkg, dir) {
+		return
+	}
 	l.decodeProfiles(pkg)
 	l.decodeWorkloads(pkg)
+}
+
+// typed checks that the package types its workloads and profiles with the
+// schema: without workloads/wlc.cue's two lines every workload would pass
+// vet unchecked.
+func (l *loader) typed(pkg cue.Value, dir string) bool {
+	ok := true
+	for _, c := range []struct {
+		path  cue.Path
+		field string
+		want  string
+	}{
+		{pathWorkloads, "precision", "workloads: [Name=string]: schema.#Workload & {name: Name, #profiles: profiles}"},
+		{pathProfiles, "runtime", "profiles: [Name=string]: schema.#Profile & {name: Name}"},
+	} {
+		pattern := pkg.LookupPath(c.path).LookupPath(cue.MakePath(cue.AnyString))
+		if pattern.Exists() && pattern.LookupPath(cue.MakePath(cue.Str(c.field).Required())).Exists() {
+			continue
+		}
+		if pattern.Exists() && pattern.LookupPath(cue.ParsePath(c.field)).Exists() {
+			continue
+		}
+		ok = false
+		l.errorf("the package in %s does not type its %s with the schema, so nothing in them would be checked: add %s (import \"%s\"), as wlc init's workloads/wlc.cue does", dir, c.path, c.want, schema.ImportPath)
+	}
+	return ok
 }
 
 var moduleField = regexp.MustCompile(`(?m)^\s*module:\s*"([^"]+)"`)
