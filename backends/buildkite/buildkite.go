@@ -24,7 +24,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/buildkite/go-pipeline"
@@ -138,7 +139,7 @@ func (b *Backend) step(w plan.Workload, opts backends.Options) (*pipeline.Comman
 	}
 	agents := ordered.NewMap[string, any](1 + len(prof.AgentTags))
 	agents.Set("queue", queue)
-	for _, k := range sortedKeys(prof.AgentTags) {
+	for _, k := range slices.Sorted(maps.Keys(prof.AgentTags)) {
 		if k == "queue" {
 			return nil, fmt.Errorf("profile %s: agent_tags must not set queue (use queue or %s)", prof.Name, envName(prof.Name, "QUEUE"))
 		}
@@ -198,7 +199,7 @@ func (b *Backend) available() string {
 	if len(b.runners) == 0 {
 		return "none"
 	}
-	return strings.Join(sortedKeys(b.runners), ", ")
+	return strings.Join(slices.Sorted(maps.Keys(b.runners)), ", ")
 }
 
 // runnerScript lowers w alone through its runner and returns the script.
@@ -333,13 +334,4 @@ func writeFile(b *strings.Builder, path string, data []byte) {
 	}
 	b.WriteString(enc + "\nWLC_SCRIPT\n")
 	fmt.Fprintf(b, "echo '%s  %s' | sha256sum -c --quiet\n", hex.EncodeToString(sum[:]), path)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

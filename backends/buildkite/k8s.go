@@ -2,6 +2,7 @@ package buildkite
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -110,7 +111,7 @@ func hfCacheVolume(w plan.Workload, override map[string]any) *omap {
 		src = map[string]any{"emptyDir": map[string]any{}}
 	}
 	v := om("name", "hf-cache")
-	for _, k := range sortedKeys(src) {
+	for _, k := range slices.Sorted(maps.Keys(src)) {
 		v.Set(k, src[k])
 	}
 	return v

@@ -2,8 +2,9 @@ package slurm
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,7 +94,7 @@ func ownedBy(name string, owned map[string]string) (string, string, bool) {
 	if who, ok := owned[name]; ok {
 		return name, who, true
 	}
-	for _, opt := range sortedKeys(owned) {
+	for _, opt := range slices.Sorted(maps.Keys(owned)) {
 		if strings.HasPrefix(opt, name) {
 			return opt, owned[opt], true
 		}
@@ -262,13 +263,4 @@ func TimeLimitSeconds(s string) (int, error) {
 		return 0, fmt.Errorf("time limit %q is zero; give the job a real limit", s)
 	}
 	return secs, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -218,7 +218,7 @@ func canonicalPlugins(pl any) any {
 		// Map form has no order; go-pipeline's ordered map keeps the YAML
 		// order, which a generic map has lost. Sorted order is what a
 		// map-form input without ordering can be compared with.
-		for _, k := range sortedKeys(p) {
+		for _, k := range slices.Sorted(maps.Keys(p)) {
 			list = append(list, map[string]any{k: p[k]})
 		}
 	default:
@@ -249,15 +249,6 @@ func canonicalPlugins(pl any) any {
 
 func fullSource(src string) string {
 	return (&pipeline.Plugin{Source: src}).FullSource()
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Interpolated returns, as indented JSON, what go-pipeline's Interpolate makes

@@ -3,6 +3,7 @@ package bktest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,7 +244,7 @@ func repairLocation(doc any, loc []string, prop string) []string {
 					best, bestScore = slices.Clone(path), score
 				}
 			}
-			for _, k := range sortedKeys(v) {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				walk(v[k], append(path, k))
 			}
 		case []any:

@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -267,14 +266,4 @@ func quoteLabel(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

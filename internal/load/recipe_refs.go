@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,7 +247,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 
 	// Contradictions: every derived value the workload also writes.
 	ok = true
-	for _, path := range sortedKeys(d.values) {
+	for _, path := range slices.Sorted(maps.Keys(d.values)) {
 		dv := d.values[path]
 		uv := wv.LookupPath(cue.ParsePath(path))
 		if !l.userPos(uv).IsValid() || uv.Err() != nil {

@@ -2,8 +2,10 @@ package load
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -236,7 +238,7 @@ func (l *loader) fieldNames(path []cue.Selector) []string {
 		return nil
 	}
 	if len(path) == 2 {
-		return sortedKeys(topLevelFields(path[0].String()))
+		return slices.Sorted(maps.Keys(topLevelFields(path[0].String())))
 	}
 	def := l.defWorkload
 	if path[0].String() == "profiles" {

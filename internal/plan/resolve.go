@@ -3,7 +3,9 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -339,7 +341,7 @@ func lmEvalRuns(w schema.Workload) []LMEvalRun {
 		// model and base_url lead; the rest sorted, rendered the way
 		// lm-eval parses them (Python literals for True/False/None).
 		kv := []string{"model=" + w.Model, "base_url=" + BaseURL + "/v1/completions"}
-		for _, k := range sortedKeys(merged) {
+		for _, k := range slices.Sorted(maps.Keys(merged)) {
 			if k == "model" || k == "base_url" {
 				continue
 			}
@@ -430,15 +432,6 @@ func compactJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 var (
