@@ -102,13 +102,8 @@ func (l *loader) missingRequired(v, pkg cue.Value) {
 	if len(path) != 2 {
 		return
 	}
-	var def cue.Value
-	switch path[0].String() {
-	case "workloads":
-		def = l.defWorkload
-	case "profiles":
-		def = l.defProfile
-	default:
+	def, ok := l.defFor(path[0].String())
+	if !ok {
 		return
 	}
 	it, err := def.Fields(cue.Optional(true))
@@ -189,78 +184,72 @@ func (l *loader) walkExpr(e ast.Expr, path, prefix []cue.Selector) {
 // field called name. Concrete scalar siblings the user wrote are filled in
 // first, so conditional fields (k8s when runtime is "k8s") are allowed.
 func (l *loader) allowed(path []cue.Selector, name string) bool {
-	if len(path) < 2 {
-		return true
-	}
-	var def cue.Value
-	switch path[0].String() {
-	case "workloads":
-		def = l.defWorkload
-	case "profiles":
-		def = l.defProfile
-	default:
-		return true
-	}
 	if len(path) == 2 {
 		// #Workload and #Profile hold comprehensions, and CUE allows any
 		// field on a struct whose comprehensions are pending; their field
 		// sets are the Go mirror types' (kept equal by the drift test).
 		return topLevelFields(path[0].String())[name]
 	}
+	def, ok := l.schemaAt(path)
+	return !ok || def.Allows(cue.Str(name))
+}
+
+// defFor is the definition typing the top-level field kind.
+func (l *loader) defFor(kind string) (cue.Value, bool) {
+	switch kind {
+	case "workloads":
+		return l.defWorkload, true
+	case "profiles":
+		return l.defProfile, true
+	}
+	return cue.Value{}, false
+}
+
+// schemaAt follows the schema definition from a workload or profile down
+// path (list elements and map values included) to the struct that types
+// the user's struct at path, with the user's concrete scalars filled in.
+// It reports false where the schema has no struct there.
+func (l *loader) schemaAt(path []cue.Selector) (cue.Value, bool) {
+	if len(path) < 3 {
+		return cue.Value{}, false
+	}
+	def, ok := l.defFor(path[0].String())
 	for _, sel := range path[2:] {
-		if !def.Exists() {
-			return true
+		if !ok || !def.Exists() {
+			return cue.Value{}, false
 		}
-		def = l.fillScalars(def, nil)
-		var next cue.Value
 		if sel.Type() == cue.IndexLabel {
-			next = def.LookupPath(cue.MakePath(cue.AnyIndex))
-		} else {
-			for _, try := range []cue.Selector{sel, sel.Optional(), cue.AnyString} {
-				if next = def.LookupPath(cue.MakePath(try)); next.Exists() {
-					break
-				}
+			def = def.LookupPath(cue.MakePath(cue.AnyIndex))
+			continue
+		}
+		for _, try := range []cue.Selector{sel, sel.Optional(), cue.AnyString} {
+			if def2 := def.LookupPath(cue.MakePath(try)); def2.Exists() {
+				def = def2
+				break
 			}
 		}
-		def = next
 	}
 	if !def.Exists() || def.IncompleteKind() != cue.StructKind {
-		return true
+		return cue.Value{}, false
 	}
-	def = l.fillScalars(def, path)
-	return def.Allows(cue.Str(name))
+	return l.fillScalars(def, path), true
 }
 
 // fieldNames lists the fields the schema allows under path, for
 // suggesting the one a misspelt label meant.
 func (l *loader) fieldNames(path []cue.Selector) []string {
-	if len(path) < 2 {
-		return nil
-	}
 	if len(path) == 2 {
 		return slices.Sorted(maps.Keys(topLevelFields(path[0].String())))
 	}
-	def := l.defWorkload
-	if path[0].String() == "profiles" {
-		def = l.defProfile
+	def, ok := l.schemaAt(path)
+	if !ok {
+		return nil
 	}
-	for _, sel := range path[2:] {
-		if sel.Type() == cue.IndexLabel {
-			def = def.LookupPath(cue.MakePath(cue.AnyIndex))
-		} else if next := def.LookupPath(cue.MakePath(sel)); next.Exists() {
-			def = next
-		} else {
-			def = def.LookupPath(cue.MakePath(sel.Optional()))
-		}
-		if !def.Exists() {
-			return nil
-		}
-	}
-	var names []string
-	it, err := l.fillScalars(def, path).Fields(cue.Optional(true))
+	it, err := def.Fields(cue.Optional(true))
 	if err != nil {
 		return nil
 	}
+	var names []string
 	for it.Next() {
 		names = append(names, it.Selector().Unquoted())
 	}
@@ -354,9 +343,6 @@ func topLevelFields(kind string) map[string]bool {
 
 // fillScalars unifies def with the concrete scalars the user set at path.
 func (l *loader) fillScalars(def cue.Value, path []cue.Selector) cue.Value {
-	if path == nil {
-		return def
-	}
 	user := l.pkg.LookupPath(cue.MakePath(path...))
 	for _, f := range []string{"runtime", "dataset", "plugin"} {
 		v := user.LookupPath(cue.ParsePath(f))
