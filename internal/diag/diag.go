@@ -4,10 +4,11 @@
 package diag
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 )
 
 // Severity ranks a finding; errors fail `wlc vet`, warnings do not unless
@@ -76,26 +77,22 @@ func (l List) Count(s Severity) int {
 // HasErrors reports whether any finding is an error.
 func (l List) HasErrors() bool { return l.Count(Error) > 0 }
 
+// Compare orders findings by file, position, path and message.
+func Compare(a, b Diagnostic) int {
+	return cmp.Or(
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Column, b.Column),
+		cmp.Compare(a.Path, b.Path),
+		cmp.Compare(a.Message, b.Message),
+	)
+}
+
 // Sorted returns the findings ordered by file, position, path and message,
 // without duplicates, so output is stable across runs and machines.
 func (l List) Sorted() List {
 	out := append(List(nil), l...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		return a.Message < b.Message
-	})
+	slices.SortStableFunc(out, Compare)
 	uniq := out[:0]
 	for i, d := range out {
 		if i > 0 && d == out[i-1] {

@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,19 +84,8 @@ func Vet(s *Set) Findings {
 	for _, r := range s.Recipes {
 		v.recipe(r)
 	}
-	sort.SliceStable(v.out, func(i, j int) bool {
-		a, b := v.out[i].Diagnostic, v.out[j].Diagnostic
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		return a.Message < b.Message
-	})
+	slices.SortStableFunc(v.out, func(a, b Finding) int { return diag.Compare(a.Diagnostic, b.Diagnostic) })
+
 	return v.out
 }
 
