@@ -9,14 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"cuelang.org/go/cue/cuecontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/bktest"
-	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/selection"
 	"github.com/wlcdev/wlc/internal/testenv"
@@ -76,25 +75,8 @@ func readGoldens(t *testing.T) []*golden {
 // the way `wlc export` does.
 func (g *golden) plans(t *testing.T) []plan.Workload {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range g.archive.Files {
-		if f.Name == "env" || f.Name == "pipeline.yml" {
-			continue
-		}
-		p := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
-	if r.Diags.HasErrors() {
-		var b strings.Builder
-		r.Diags.WriteText(&b)
-		t.Fatalf("workloads do not vet:\n%s", b.String())
-	}
+	dir := runnertest.Extract(t, g.archive, func(name string) bool { return name != "env" && name != "pipeline.yml" })
+	r := runnertest.LoadDir(t, dir)
 	var cands []selection.Candidate
 	for _, w := range r.Workloads {
 		cands = append(cands, selection.Candidate{Name: w.Name, File: w.File, Nightly: w.Nightly})
@@ -109,18 +91,7 @@ func (g *golden) plans(t *testing.T) []plan.Workload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
-	ov := plan.OverridesFromEnv(func(k string) string { return g.env[k] })
-	var out []plan.Workload
-	for _, n := range names {
-		w, _ := r.Workload(n)
-		p, err := plan.Resolve(w.Workload, w.File, cat, ov)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
+	return runnertest.Resolve(t, r, names, plan.OverridesFromEnv(func(k string) string { return g.env[k] }))
 }
 
 func lowerPipeline(t *testing.T, b backends.Backend, ws []plan.Workload, env map[string]string) []byte {

@@ -1,7 +1,6 @@
 package slurm_test
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,13 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"cuelang.org/go/cue/cuecontext"
 	"golang.org/x/tools/txtar"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/backends/slurm"
-	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
@@ -40,19 +38,7 @@ func goldenArchives(t *testing.T) []*archive {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := t.TempDir()
-		for _, f := range ar.Files {
-			if strings.HasPrefix(f.Name, "want/") {
-				continue
-			}
-			dst := filepath.Join(dir, filepath.FromSlash(f.Name))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := runnertest.Extract(t, ar, func(name string) bool { return !strings.HasPrefix(name, "want/") })
 		out = append(out, &archive{path: p, ar: ar, dir: dir})
 	}
 	return out
@@ -62,23 +48,7 @@ func goldenArchives(t *testing.T) []*archive {
 // every workload, sorted by name.
 func plans(t *testing.T, dir string) []plan.Workload {
 	t.Helper()
-	r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
-	if r.Diags.HasErrors() {
-		var b bytes.Buffer
-		r.Diags.WriteText(&b)
-		t.Fatalf("the package in %s does not vet:\n%s", dir, b.String())
-	}
-	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
-	var out []plan.Workload
-	for _, w := range r.Workloads {
-		p, err := plan.Resolve(w.Workload, w.File, cat, plan.Overrides{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return runnertest.Resolve(t, runnertest.LoadDir(t, dir), nil, plan.Overrides{})
 }
 
 // lower lowers the archive's workloads and writes each script into dir.

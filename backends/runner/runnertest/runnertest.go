@@ -41,9 +41,17 @@ func Load(t testing.TB, archive string) (*txtar.Archive, []plan.Workload) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := Extract(t, a, func(name string) bool { return !strings.HasPrefix(name, "out/") })
+	return a, Resolve(t, LoadDir(t, dir), nil, plan.Overrides{})
+}
+
+// Extract writes the archive's files that keep accepts into a temporary
+// directory and returns it.
+func Extract(t testing.TB, a *txtar.Archive, keep func(name string) bool) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, f := range a.Files {
-		if strings.HasPrefix(f.Name, "out/") {
+		if !keep(f.Name) {
 			continue
 		}
 		p := filepath.Join(dir, filepath.FromSlash(f.Name))
@@ -54,23 +62,45 @@ func Load(t testing.TB, archive string) (*txtar.Archive, []plan.Workload) {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+// LoadDir loads dir/workloads, which must vet without errors.
+func LoadDir(t testing.TB, dir string) *load.Result {
+	t.Helper()
 	r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
 	if r.Diags.HasErrors() {
 		var b bytes.Buffer
 		r.Diags.WriteText(&b)
-		t.Fatalf("%s does not load:\n%s", archive, b.String())
+		t.Fatalf("the package in %s does not vet:\n%s", dir, b.String())
+	}
+	return r
+}
+
+// Resolve resolves the named workloads in that order, or every workload
+// sorted by name when names is nil.
+func Resolve(t testing.TB, r *load.Result, names []string, ov plan.Overrides) []plan.Workload {
+	t.Helper()
+	if names == nil {
+		for _, w := range r.Workloads {
+			names = append(names, w.Name)
+		}
+		sort.Strings(names)
 	}
 	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
 	var ws []plan.Workload
-	for _, w := range r.Workloads {
-		p, err := plan.Resolve(w.Workload, w.File, cat, plan.Overrides{})
+	for _, n := range names {
+		w, ok := r.Workload(n)
+		if !ok {
+			t.Fatalf("no workload %s", n)
+		}
+		p, err := plan.Resolve(w.Workload, w.File, cat, ov)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ws = append(ws, p)
 	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
-	return a, ws
+	return ws
 }
 
 // Lower lowers ws through b twice, fails unless both runs give the same
