@@ -25,8 +25,8 @@ func Lower(ws []plan.Workload, script func(plan.Workload) ([]byte, error)) ([]ba
 // spans nodes (why says what to use instead), a skip notice when the
 // build has no image for w's platform, else rt's script.
 func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Runtime, error)) ([]byte, error) {
-	if w.Nodes > 1 {
-		return nil, fmt.Errorf("spans %d nodes; %s (use the slurm backend)", w.Nodes, why)
+	if err := OneNode(w, why); err != nil {
+		return nil, err
 	}
 	if w.Image.Skip != "" {
 		return Skipped(w, backend, w.Image.Skip)
@@ -36,4 +36,13 @@ func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Ru
 		return nil, err
 	}
 	return Script(w, r)
+}
+
+// OneNode refuses a workload spanning nodes on a one-node runtime; why
+// says what the runtime runs. It is also the backends' Accepts.
+func OneNode(w plan.Workload, why string) error {
+	if w.Nodes > 1 {
+		return fmt.Errorf("spans %d nodes; %s (use the slurm backend)", w.Nodes, why)
+	}
+	return nil
 }
