@@ -61,8 +61,8 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // not come from a vetted package.
 func validate(w plan.Workload) error {
 	p := w.Profile
-	if p.Runtime != "slurm" || p.Slurm == nil {
-		return fmt.Errorf("profile %s uses the %s runtime; the slurm backend exports workloads on slurm profiles", p.Name, p.Runtime)
+	if err := (Backend{}).Accepts(w); err != nil {
+		return err
 	}
 	c := p.Slurm
 	var msgs []string
