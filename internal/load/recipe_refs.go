@@ -125,7 +125,13 @@ func (l *loader) recipeSet() (*recipes.Set, error) {
 		l.recipesErr = fmt.Errorf("no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES")
 		return nil, l.recipesErr
 	}
-	l.recipes, l.recipesErr = recipes.Load(l.ctx, l.opts.RecipesDir, l.cwd)
+	// The schema package this load built holds the recipe definitions too.
+	sch, err := recipes.SchemaFrom(l.sch)
+	if err != nil {
+		l.recipesErr = err
+		return nil, err
+	}
+	l.recipes, l.recipesErr = recipes.LoadWith(l.ctx, sch, l.opts.RecipesDir, l.cwd)
 	return l.recipes, l.recipesErr
 }
 

@@ -64,13 +64,6 @@ type Recipe struct {
 // Load reads dir (taxonomy.yaml, strategies/*.yaml, models/**/*.yaml)
 // with the schema compiled in ctx. cwd makes file names relative.
 func Load(ctx *cue.Context, dir, cwd string) (*Set, error) {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a recipes directory (want taxonomy.yaml, strategies/ and models/ from github.com/vllm-project/recipes)", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "taxonomy.yaml")); err != nil {
-		return nil, fmt.Errorf("%s has no taxonomy.yaml; give the root of a vllm-project/recipes checkout", dir)
-	}
 	sch, err := CompileSchema(ctx)
 	if err != nil {
 		return nil, err
@@ -80,6 +73,13 @@ func Load(ctx *cue.Context, dir, cwd string) (*Set, error) {
 
 // LoadWith is Load with an already compiled schema.
 func LoadWith(ctx *cue.Context, sch *Schema, dir, cwd string) (*Set, error) {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a recipes directory (want taxonomy.yaml, strategies/ and models/ from github.com/vllm-project/recipes)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "taxonomy.yaml")); err != nil {
+		return nil, fmt.Errorf("%s has no taxonomy.yaml; give the root of a vllm-project/recipes checkout", dir)
+	}
 	s := &Set{Dir: dir, Schema: sch, Profiles: map[string]*Profile{}, Strategies: map[string]*Strategy{}}
 	l := &loader{ctx: ctx, set: s, dir: dir, cwd: cwd}
 

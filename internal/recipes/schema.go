@@ -80,7 +80,12 @@ func CompileSchema(ctx *cue.Context) (*Schema, error) {
 	}
 	// The package as a whole is not concrete (definitions with pending
 	// checks); only the values read below must be sound.
-	v := ctx.BuildInstance(inst)
+	return SchemaFrom(ctx.BuildInstance(inst))
+}
+
+// SchemaFrom reads the recipe definitions and tables from an already built
+// schema package, so a run that loaded it for workloads builds it once.
+func SchemaFrom(v cue.Value) (*Schema, error) {
 	s := &Schema{
 		Recipe:   v.LookupPath(cue.ParsePath("#Recipe")),
 		Strategy: v.LookupPath(cue.ParsePath("#Strategy")),
