@@ -50,7 +50,7 @@ type Runtime struct {
 func Script(w plan.Workload, rt Runtime) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(Header(w, rt))
-	pre, err := Preamble(w)
+	pre, err := Preamble(w, false)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +175,10 @@ func Comment(s string) string {
 }
 
 // Preamble is `set -euo pipefail` and the workload's variables, which
-// lib.sh reads.
-func Preamble(w plan.Workload) (string, error) {
+// lib.sh reads. With fixedResults the results directory is always
+// $PWD/results/<name> (a Slurm job's log is written there by #SBATCH
+// --output, so results cannot move); otherwise WLC_RESULTS_DIR may move it.
+func Preamble(w plan.Workload, fixedResults bool) (string, error) {
 	var b strings.Builder
 	// Functions run through wlc_step or the EXIT trap look unreachable to
 	// shellcheck (SC2317), and values quoted on purpose ('$(x)') look like
@@ -213,7 +215,11 @@ func Preamble(w plan.Workload) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b.WriteString("WLC_RESULTS_DIR=${WLC_RESULTS_DIR:-$PWD/" + rp + "}\n")
+	if fixedResults {
+		b.WriteString("WLC_RESULTS_DIR=$PWD/" + rp + " # where #SBATCH --output and the client steps write\n")
+	} else {
+		b.WriteString("WLC_RESULTS_DIR=${WLC_RESULTS_DIR:-$PWD/" + rp + "}\n")
+	}
 	return b.String(), nil
 }
 

@@ -169,15 +169,11 @@ func Script(w plan.Workload) (string, error) {
 	}
 	g := &gen{w: w, c: w.Profile.Slurm}
 	g.header()
-	pre, err := runner.Preamble(w)
+	pre, err := runner.Preamble(w, true)
 	if err != nil {
 		return "", fmt.Errorf("workload %s: %w", w.Name, err)
 	}
 	g.printf("%s", pre)
-	// The job log (#SBATCH --output) and the client steps' files are under
-	// the submission directory's results/<name>; an inherited
-	// WLC_RESULTS_DIR would look elsewhere and lose every result.
-	g.printf("WLC_RESULTS_DIR=$PWD/%s # where #SBATCH --output and the client steps write\n", g.q(w.ResultsPath))
 	g.printf("WLC_NODES=%d\n", w.Nodes)
 	g.printf("if [ -z \"${SLURM_JOB_ID:-}\" ]; then\n")
 	g.printf("  # Not in a job: create the directory sbatch writes the job log into, then submit this file.\n")
