@@ -1,20 +1,19 @@
 package buildkite_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/slurmtest"
@@ -54,32 +53,14 @@ func slurmStepCommand(t *testing.T, r sbatchRunner, name string) string {
 	return steps[0].Command
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the step writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func startStep(t *testing.T, c *slurmtest.Cluster, command string) (*exec.Cmd, *syncBuffer, string) {
+func startStep(t *testing.T, c *slurmtest.Cluster, command string) (*exec.Cmd, *runnertest.SyncBuffer, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command("bash", "-e", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = c.Env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out := &syncBuffer{}
+	out := &runnertest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -285,24 +284,6 @@ func testCLI(t *testing.T, ex *exported) {
 	}
 }
 
-// syncBuffer collects a step's output while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // job is one step run as a Buildkite job: a fresh checkout directory, the
 // agent's environment, and the stub and fake docker records.
 type job struct {
@@ -358,7 +339,7 @@ func (j *job) run(t *testing.T, command string, timeout time.Duration) {
 	cmd := exec.CommandContext(ctx, "bash", "-e", "-c", command)
 	cmd.Dir = j.Dir
 	cmd.Env = j.Env
-	out := &syncBuffer{}
+	out := &runnertest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

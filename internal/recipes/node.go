@@ -97,8 +97,6 @@ func (n node) fields() []field {
 	return out
 }
 
-func (n node) has(name string) bool { return n.get(name).exists() }
-
 // list returns a list's elements.
 func (n node) list() []node {
 	if !n.isList() {

@@ -222,20 +222,20 @@ func WantRuns(w plan.Workload) int {
 	return n
 }
 
-// lockedBuffer is an output buffer safe to read while the script writes.
-type lockedBuffer struct {
+// SyncBuffer is an output buffer safe to read while a script writes it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  []byte
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *SyncBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.b = append(l.b, p...)
 	return len(p), nil
 }
 
-func (l *lockedBuffer) String() string {
+func (l *SyncBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return string(l.b)
@@ -248,7 +248,7 @@ func (j *Job) RunAndSignal(t testing.TB, timeout time.Duration, ready func(strin
 	cmd := exec.Command("bash", j.Script)
 	cmd.Dir = j.Dir
 	cmd.Env = append(os.Environ(), j.Env...)
-	out := &lockedBuffer{}
+	out := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = 5 * time.Second
