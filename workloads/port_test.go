@@ -111,7 +111,6 @@ func TestPortKeepsOriginals(t *testing.T) {
 		r.Diags.WriteText(&b)
 		t.Fatalf("workloads do not load:\n%s", b.String())
 	}
-	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
 
 	for _, w := range r.Workloads {
 		if _, ok := ported[w.Name]; !ok {
@@ -137,7 +136,7 @@ func TestPortKeepsOriginals(t *testing.T) {
 			if want := "workloads/" + stem + ".cue"; w.File != want {
 				t.Errorf("defined in %s, want %s", w.File, want)
 			}
-			p, err := plan.Resolve(w.Workload, w.File, cat, plan.Overrides{})
+			p, err := r.Resolve(w, plan.Overrides{})
 			if err != nil {
 				t.Fatal(err)
 			}

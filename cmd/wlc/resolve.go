@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,15 +12,13 @@ import (
 // resolve turns loaded workloads into plans with the export-time
 // overrides read from the environment.
 func (e *env) resolve(r *load.Result, ws []load.Workload) ([]plan.Workload, error) {
-	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
 	ov := plan.OverridesFromEnv(e.getenv)
 	out := make([]plan.Workload, 0, len(ws))
 	for _, w := range ws {
-		p, err := plan.Resolve(w.Workload, w.File, cat, ov)
+		p, err := r.Resolve(w, ov)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: %w", w.File, w.Line, w.Column, err)
+			return nil, err
 		}
-		p.Recipe = w.Recipe
 		out = append(out, p)
 	}
 	return out, nil

@@ -115,7 +115,6 @@ func export(t *testing.T) *exported {
 		r.Diags.WriteText(&b)
 		t.Fatalf("testdata/e2e does not vet clean:\n%s", b.String())
 	}
-	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
 	ov := plan.OverridesFromEnv(func(k string) string { return exportEnv[k] })
 	ex := &exported{plans: map[string]plan.Workload{}, steps: map[string]step{}}
 	var ws []plan.Workload
@@ -124,11 +123,10 @@ func export(t *testing.T) *exported {
 		if !ok {
 			t.Fatalf("testdata/e2e has no workload %s", n)
 		}
-		p, err := plan.Resolve(lw.Workload, lw.File, cat, ov)
+		p, err := r.Resolve(lw, ov)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.Recipe = lw.Recipe
 		ws = append(ws, p)
 		ex.plans[n] = p
 	}

@@ -76,7 +76,6 @@ func TestImportMatchesPorts(t *testing.T) {
 	if ports.Diags.HasErrors() {
 		t.Fatalf("workloads/ does not load: %v", ports.Diags)
 	}
-	cat := plan.Catalog{Profiles: ports.Profiles, Hardware: ports.Hardware, Architectures: ports.Architectures}
 
 	stems := portedStems(t, repo)
 	if len(stems) != 29 {
@@ -113,11 +112,11 @@ func TestImportMatchesPorts(t *testing.T) {
 				t.Fatalf("import of %s did not load", stem)
 			}
 			pw, _ := ports.Workload(stem)
-			ip, err := plan.Resolve(iw.Workload, iw.File, cat, plan.Overrides{})
+			ip, err := imp.Resolve(iw, plan.Overrides{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			pp, err := plan.Resolve(pw.Workload, pw.File, cat, plan.Overrides{})
+			pp, err := ports.Resolve(pw, plan.Overrides{})
 			if err != nil {
 				t.Fatal(err)
 			}

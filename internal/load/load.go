@@ -7,6 +7,7 @@ package load
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -411,4 +412,17 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		}
 	}
 	sort.Slice(l.res.Workloads, func(i, j int) bool { return l.res.Workloads[i].Name < l.res.Workloads[j].Name })
+}
+
+// Resolve turns a loaded workload into its plan with the export-time
+// overrides: the catalog is this load's, and a recipe-derived workload
+// keeps where it came from.
+func (r *Result) Resolve(w Workload, ov plan.Overrides) (plan.Workload, error) {
+	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
+	p, err := plan.Resolve(w.Workload, w.File, cat, ov)
+	if err != nil {
+		return plan.Workload{}, fmt.Errorf("%s:%d:%d: %w", w.File, w.Line, w.Column, err)
+	}
+	p.Recipe = w.Recipe
+	return p, nil
 }

@@ -87,7 +87,7 @@ func TestRecipeRefsByteIdentical(t *testing.T) {
 	}
 	resolve := func(r *load.Result, w load.Workload) plan.Workload {
 		t.Helper()
-		p, err := plan.Resolve(w.Workload, w.File, plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}, plan.Overrides{})
+		p, err := r.Resolve(w, plan.Overrides{})
 		if err != nil {
 			t.Fatal(err)
 		}

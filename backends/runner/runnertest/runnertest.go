@@ -87,14 +87,13 @@ func Resolve(t testing.TB, r *load.Result, names []string, ov plan.Overrides) []
 		}
 		sort.Strings(names)
 	}
-	cat := plan.Catalog{Profiles: r.Profiles, Hardware: r.Hardware, Architectures: r.Architectures}
 	var ws []plan.Workload
 	for _, n := range names {
 		w, ok := r.Workload(n)
 		if !ok {
 			t.Fatalf("no workload %s", n)
 		}
-		p, err := plan.Resolve(w.Workload, w.File, cat, ov)
+		p, err := r.Resolve(w, ov)
 		if err != nil {
 			t.Fatal(err)
 		}
