@@ -128,6 +128,7 @@ type Workload struct {
 	LMEval           *LMEval           `json:"lm_eval,omitempty"`
 	VLLMBench        *VLLMBench        `json:"vllm_bench,omitempty"`
 	BFCL             *BFCL             `json:"bfcl,omitempty"`
+	Disagg           *Disagg           `json:"disagg,omitempty"`
 }
 
 // RecipeRef mirrors #RecipeRef.
@@ -209,4 +210,43 @@ type BFCL struct {
 	MaximumStepLimit int      `json:"maximum_step_limit,omitempty"`
 	// MaxTestCases is an int (every category) or a map category -> int.
 	MaxTestCases any `json:"max_test_cases,omitempty"`
+}
+
+// Disagg mirrors #Disagg.
+type Disagg struct {
+	Prefill DisaggRole `json:"prefill"`
+	Decode  DisaggRole `json:"decode"`
+	Router  Router     `json:"router"`
+}
+
+// DisaggRole mirrors #DisaggRole.
+type DisaggRole struct {
+	Count      int               `json:"count"`
+	Nodes      int               `json:"nodes"`
+	Port       int               `json:"port"`
+	KVTransfer *KVTransfer       `json:"kv_transfer,omitempty"`
+	Serve      Serve             `json:"serve"`
+	Env        map[string]string `json:"env"`
+}
+
+// KVTransfer mirrors #KVTransfer (vLLM's KVTransferConfig).
+type KVTransfer struct {
+	KVConnector            string         `json:"kv_connector"`
+	KVRole                 string         `json:"kv_role"`
+	KVLoadFailurePolicy    string         `json:"kv_load_failure_policy,omitempty"`
+	KVBufferDevice         string         `json:"kv_buffer_device,omitempty"`
+	KVConnectorExtraConfig map[string]any `json:"kv_connector_extra_config,omitempty"`
+}
+
+// Router mirrors #Router.
+type Router struct {
+	Command                   []string          `json:"command"`
+	Dir                       string            `json:"dir,omitempty"`
+	Policy                    string            `json:"policy"`
+	IntraNodeDataParallelSize int               `json:"intra_node_data_parallel_size"`
+	MetricsPort               int               `json:"metrics_port,omitempty"`
+	NofileLimit               int               `json:"nofile_limit,omitempty"`
+	StartupTimeoutS           int               `json:"startup_timeout_s"`
+	Env                       map[string]string `json:"env"`
+	ExtraArgs                 []string          `json:"extra_args"`
 }

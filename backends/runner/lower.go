@@ -41,6 +41,9 @@ func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Ru
 // OneNode refuses a workload spanning nodes on a one-node runtime; why
 // says what the runtime runs. It is also the backends' Accepts.
 func OneNode(w plan.Workload, why string) error {
+	if w.Disagg != nil {
+		return fmt.Errorf("serves prefill/decode-disaggregated (%d instances on %d nodes behind a router), which runs only as Slurm steps; %s (use the slurm backend, or buildkite on a slurm profile)", len(w.Disagg.Instances), w.Nodes, why)
+	}
 	if w.Nodes > 1 {
 		return fmt.Errorf("spans %d nodes; %s (use the slurm backend)", w.Nodes, why)
 	}

@@ -4,6 +4,8 @@
 # The script defines wlc_server_start and wlc_in_server below these.
 
 WLC_SERVER_PIDS=() # srun of each server step, by rank
+WLC_SERVER_NAMES=() # what each server step is, when not "rank N on HOST"
+WLC_SERVER_LOGS=()  # where each server step's output goes, when not wlc_server_log's default
 WLC_DEAD_RANK=''   # the first server step that ended
 WLC_DEAD_RC=0      # its exit status
 WLC_CLIENT_PID=''  # srun of the running client step
@@ -26,7 +28,9 @@ wlc_hosts() {
 
 # wlc_server_log RANK: where rank RANK's output goes.
 wlc_server_log() {
-  if [ "$1" = 0 ]; then
+  if [ -n "${WLC_SERVER_LOGS[$1]:-}" ]; then
+    printf '%s\n' "${WLC_SERVER_LOGS[$1]}"
+  elif [ "$1" = 0 ]; then
     printf '%s\n' "$WLC_SERVER_LOG"
   else
     printf '%s\n' "$WLC_RESULTS_DIR/server-rank$1.log"
@@ -46,7 +50,7 @@ wlc_server_alive() {
       wait "$pid" || rc=$?
       WLC_DEAD_RANK=$rank
       WLC_DEAD_RC=$rc
-      wlc_log "server rank $rank on ${WLC_HOSTS[$rank]} ended (status $rc)"
+      wlc_log "server ${WLC_SERVER_NAMES[$rank]:-rank $rank on ${WLC_HOSTS[$rank]}} ended (status $rc)"
       return 1
     fi
   done
@@ -56,7 +60,7 @@ wlc_server_exit_code() { WLC_SERVER_RC=$WLC_DEAD_RC; }
 
 wlc_server_log_tail() {
   local rank=${WLC_DEAD_RANK:-0}
-  tail -n 80 "$(wlc_server_log "$rank")" 2>/dev/null | sed "s/^/  rank $rank | /" >&2 || true
+  tail -n 80 "$(wlc_server_log "$rank")" 2>/dev/null | sed "s/^/  ${WLC_SERVER_NAMES[$rank]:-rank $rank} | /" >&2 || true
 }
 
 # wlc_watch PID: waits for the client step PID, stopping it (and failing

@@ -112,6 +112,9 @@ func validate(w plan.Workload) error {
 	if len(w.Serve.Args) == 0 {
 		bad("the server has no arguments (the model comes first)")
 	}
+	if w.Disagg != nil {
+		msgs = append(msgs, validateDisagg(w)...)
+	}
 	if len(msgs) > 0 {
 		return fmt.Errorf("workload %s: %s", w.Name, strings.Join(msgs, "; "))
 	}
@@ -182,7 +185,11 @@ func Script(w plan.Workload) (string, error) {
 	g.printf("fi\n\n")
 	g.printf("%s\n", runner.Library())
 	g.printf("%s\n", lib)
-	g.functions()
+	if w.Disagg != nil {
+		g.pdFunctions()
+	} else {
+		g.functions()
+	}
 	g.run()
 	if g.err != nil {
 		return "", fmt.Errorf("workload %s: %w", w.Name, g.err)
@@ -232,9 +239,15 @@ func (g *gen) header() {
 	cm("change %s and run `wlc export --backend slurm --workloads %s -o DIR`.", w.File, w.Name)
 	cm("")
 	cm("Model:    %s (%s)", w.Model, w.Precision)
-	cm("Server:   %s of %s, profile %s; tensor %d, pipeline %d, data %d%s", shape(w), w.Hardware.Name, w.Profile.Name,
-		w.Serve.TensorParallelSize, w.Serve.PipelineParallelSize, w.Serve.DataParallelSize, map[bool]string{true: ", expert parallel"}[w.Serve.ExpertParallel])
-	if w.Nodes > 1 {
+	if w.Disagg != nil {
+		cm("Server:   %s of %s, profile %s, prefill/decode disaggregated:", shape(w), w.Hardware.Name, w.Profile.Name)
+		cm("          %s;", pdShape(w))
+		cm("          one srun step per instance, the router on the first node")
+	} else {
+		cm("Server:   %s of %s, profile %s; tensor %d, pipeline %d, data %d%s", shape(w), w.Hardware.Name, w.Profile.Name,
+			w.Serve.TensorParallelSize, w.Serve.PipelineParallelSize, w.Serve.DataParallelSize, map[bool]string{true: ", expert parallel"}[w.Serve.ExpertParallel])
+	}
+	if w.Nodes > 1 && w.Disagg == nil {
 		cm("          one srun step per node, vLLM native multiprocessing (rank 0 serves, the others --headless)")
 	}
 	if c.Pyxis != nil {
@@ -337,7 +350,13 @@ func (g *gen) functions() {
 		g.printf("  WLC_SERVER_PIDS[%d]=$!\n", r)
 	}
 	g.printf("}\n\n")
+	g.client()
+}
 
+// client defines wlc_in_server, the client steps' runner.
+func (g *gen) client() {
+	w := g.w
+	common := g.common()
 	g.printf("# wlc_in_server CMD...: CMD as a step on the head node beside rank 0, in the\n")
 	g.printf("# same container, without GPUs, stdin closed (srun would read the\n")
 	g.printf("# script's stdin); it fails as soon as a server step ends.\n")
@@ -419,8 +438,12 @@ func (g *gen) run() {
 		g.printf("  exit 1 ;;\n")
 		g.printf("esac\n")
 	}
-	g.printf("wlc_server_start\n")
-	g.printf("wlc_wait_ready || exit $?\n")
+	if w.Disagg != nil {
+		g.pdStart()
+	} else {
+		g.printf("wlc_server_start\n")
+		g.printf("wlc_wait_ready || exit $?\n")
+	}
 
 	for _, b := range w.Bench {
 		g.printf("\n# %s at concurrency %d: %d prompts", runner.Comment(b.Config), b.MaxConcurrency, b.NumPrompts)

@@ -128,6 +128,20 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
 		return errReported
 	}
+	if acc, ok := b.(backends.Accepter); ok && len(entries) > 0 {
+		// An explicitly selected workload the backend cannot run is the
+		// user's error: say where it is defined, every one at once.
+		refused := false
+		for i, p := range plans {
+			if err := acc.Accepts(p); err != nil {
+				fmt.Fprintf(e.stderr, "%s:%d:%d: error: workloads.%s: the %s backend cannot run it: %v\n", ws[i].File, ws[i].Line, ws[i].Column, p.Name, b.Name(), err)
+				refused = true
+			}
+		}
+		if refused {
+			return errReported
+		}
+	}
 	if acc, ok := b.(backends.Accepter); ok && len(entries) == 0 {
 		// A default selection (nightly, all) spans every fleet; keep what
 		// this backend can run and say what was left out.

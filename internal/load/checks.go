@@ -173,6 +173,7 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 		l.checkSlurm(wv, base, w, prof)
 	}
 	l.checkFlags(wv, base, w)
+	l.checkDisagg(wv, base, w)
 
 	if w.BFCL != nil && w.Serve.ToolCallParser == "" {
 		warnf("bfcl", "bfcl scores tool calls but serve.tool_call_parser is unset, so the server returns tool calls as plain text; set tool_call_parser (and enable_auto_tool_choice)")

@@ -106,6 +106,9 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			}
 		}
 		shown := path
+		if l.singleServerRuleOnDisagg(path) {
+			continue
+		}
 		if i := indexOf(path, "_check"); i >= 0 && i+1 < len(path) {
 			// _check.<blame>.<rule>: report against <prefix>.<blame>.
 			prefix := path[:i]
@@ -374,4 +377,30 @@ func sourceAt(cwd string, d diag.Diagnostic) string {
 		return ""
 	}
 	return string(b[d.Column-1:])
+}
+
+// singleServerRules are the schema rules (_check.<blame>.<rule>) about one
+// server's parallel sizes, which a disaggregated workload's instances
+// replace. They are guarded by disagg == _|_ in the schema, but CUE also
+// calls a disagg block that fails to evaluate (a bad value inside it)
+// _|_, so they would fire beside that error and blame fields the user
+// did right.
+var singleServerRules = map[string]bool{
+	"gpus_per_node.parallelism":               true,
+	"serve.tensor_parallel_size.divides":      true,
+	"serve.enable_expert_parallel.single_gpu": true,
+	"nodes.idle": true,
+}
+
+// singleServerRuleOnDisagg reports whether path is a single-server rule
+// of a workload whose source has a disagg block.
+func (l *loader) singleServerRuleOnDisagg(path []string) bool {
+	i := indexOf(path, "_check")
+	if i != 2 || len(path) < 5 || path[0] != "workloads" {
+		return false
+	}
+	if !singleServerRules[strings.Trim(path[3], `"`)+"."+path[4]] {
+		return false
+	}
+	return l.labelPos([]cue.Selector{cue.Str("workloads"), cue.Str(path[1]), cue.Str("disagg")}).IsValid()
 }

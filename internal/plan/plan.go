@@ -59,6 +59,10 @@ type Workload struct {
 	Bench  []BenchRun  `json:"bench,omitempty"`
 	LMEval []LMEvalRun `json:"lm_eval,omitempty"`
 	BFCL   *BFCLRun    `json:"bfcl,omitempty"`
+	// Disagg is set when prefill and decode instances serve behind a
+	// router (the results are disaggregated); Serve then holds only the
+	// options every instance shares.
+	Disagg *Disagg `json:"disagg,omitempty"`
 	// BenchMetadata are the workload's free-form result tags.
 	BenchMetadata map[string]any `json:"bench_metadata,omitempty"`
 

@@ -83,6 +83,9 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	p.Env = mergeEnv(prof, w)
 	p.Secrets = uniqueSorted(append(append([]string(nil), prof.Secrets...), w.Secrets...))
 	p.Serve = serveArgs(w)
+	if w.Disagg != nil {
+		p.Disagg = disagg(w, p.Env)
+	}
 	if w.VLLMBench != nil {
 		p.Bench = benchRuns(w)
 		if len(w.VLLMBench.Metadata) > 0 {
