@@ -79,7 +79,7 @@ func (r *run) file(parts ...string) string {
 func (r *run) log(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, pat := range []string{"slurm-*.out", "slurm-*.err", "server*.log"} {
+	for _, pat := range []string{"slurm-*.out", "slurm-*.err", "server*.log", "prefill-*.log", "decode-*.log", "router.log"} {
 		files, _ := filepath.Glob(r.file(pat))
 		for _, f := range files {
 			data, _ := os.ReadFile(f)

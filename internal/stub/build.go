@@ -22,7 +22,7 @@ func Build(t testing.TB, dir string) string {
 func BuildDir(dir string) error {
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./vllm", "./lm_eval", "./bfcl", "./docker")
+		"./vllm", "./vllm-router", "./lm_eval", "./bfcl", "./docker")
 	cmd.Dir = filepath.Dir(file)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the stubs: %v\n%s", err, out)

@@ -1,10 +1,11 @@
 // Package stub holds stand-ins for the programs wlc's job scripts run on a
 // GPU host, so tests run the generated scripts for real on any machine:
 //
-//	vllm     vllm serve (a tiny OpenAI-compatible server) and vllm bench serve
-//	lm_eval  sends one completion, writes results.json
-//	bfcl     bfcl generate / evaluate against OPENAI_BASE_URL
-//	docker   a fake docker CLI running the stub vllm as the "container"
+//	vllm         vllm serve (a tiny OpenAI-compatible server) and vllm bench serve
+//	vllm-router  the PD router: vllm-router's command line, two-stage routing
+//	lm_eval      sends one completion, writes results.json
+//	bfcl         bfcl generate / evaluate against OPENAI_BASE_URL
+//	docker       a fake docker CLI running the stub vllm as the "container"
 //
 // Build them with Build; put the directory first on PATH. Every stub
 // records how it was called (argv, env, pid) as JSON in $WLC_STUB_LOG (one
@@ -30,7 +31,21 @@
 // WLC_STUB_DIE_CODE after answering n completion requests),
 // WLC_STUB_WORKERS=<n> (start n worker processes, recorded as mode
 // "worker", that outlive the server unless its process group is killed),
-// WLC_STUB_IGNORE_TERM=1 (ignore SIGTERM/SIGINT: only SIGKILL stops it).
+// WLC_STUB_IGNORE_TERM=1 (ignore SIGTERM/SIGINT: only SIGKILL stops it),
+// WLC_STUB_DIE_KV_ROLE=<kv_role> (WLC_STUB_DIE_AFTER applies only to servers
+// whose --kv-transfer-config has that kv_role). --kv-transfer-config must be
+// JSON naming a kv_connector (else exit 2); it is recorded with
+// data-parallel-hybrid-lb and nixl-side-channel-host
+// ($VLLM_NIXL_SIDE_CHANNEL_HOST) in Flags.
+//
+// # vllm-router [options]
+//
+// vllm-router's own options, parsed as its clap parser does (unknown
+// options, bad choices and bad numbers exit 2); only
+// --vllm-pd-disaggregation with --prefill/--decode URLs runs. It records
+// mode "route" at start (Flags: host, port, policy,
+// intra_node_data_parallel_size, prefill and decode URL lists) and mode
+// "served" when SIGTERM/SIGINT stops it (Flags: requests per worker URL).
 //
 // # vllm bench serve [flags]
 //

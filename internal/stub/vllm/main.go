@@ -44,7 +44,8 @@ func main() {
 var multiNode = []string{"--nnodes", "--node-rank", "--master-addr", "--master-port",
 	"--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address",
 	"--data-parallel-rpc-port", "--data-parallel-start-rank", "--tensor-parallel-size",
-	"--pipeline-parallel-size", "--distributed-executor-backend", "--api-server-count"}
+	"--pipeline-parallel-size", "--distributed-executor-backend", "--api-server-count",
+	"--kv-transfer-config"}
 
 func envSeconds(name string) time.Duration {
 	f, err := strconv.ParseFloat(os.Getenv(name), 64)
@@ -91,6 +92,21 @@ func serve(args []string) int {
 			flags[strings.TrimPrefix(f, "--")] = v
 		}
 	}
+	kvRole := ""
+	if c, ok := stub.Flag(args, "--kv-transfer-config"); ok {
+		// vLLM parses it as KVTransferConfig JSON and refuses anything else.
+		var cfg struct {
+			Connector string `json:"kv_connector"`
+			Role      string `json:"kv_role"`
+		}
+		if err := json.Unmarshal([]byte(c), &cfg); err != nil || cfg.Connector == "" {
+			fmt.Fprintf(os.Stderr, "stub vllm serve: --kv-transfer-config %q is not a KV transfer config (%v)\n", c, err)
+			return 2
+		}
+		kvRole = cfg.Role
+		flags["data-parallel-hybrid-lb"] = strconv.FormatBool(stub.Has(args, "--data-parallel-hybrid-lb"))
+		flags["nixl-side-channel-host"] = os.Getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
+	}
 	headless := stub.Has(args, "--headless")
 	if headless {
 		flags["headless"] = "true"
@@ -124,7 +140,10 @@ func serve(args []string) int {
 			done <- 0
 		}
 	}()
-	if d := envSeconds("WLC_STUB_DIE_AFTER"); d > 0 {
+	if r := os.Getenv("WLC_STUB_DIE_KV_ROLE"); r != "" && r != kvRole {
+		// Only the instances of that KV role die (a decode instance dying
+		// while the prefill instance lives on).
+	} else if d := envSeconds("WLC_STUB_DIE_AFTER"); d > 0 {
 		go func() {
 			time.Sleep(d)
 			fmt.Printf("ERROR stub vllm: dying after %v as WLC_STUB_DIE_AFTER asks\n", d)
