@@ -77,28 +77,14 @@ func (c *conv) vllm(w *workload, top map[string]field) {
 		s = &serveState{ints: map[string]int{}}
 	}
 	tp, dp, pp := orOne(s.ints["tensor_parallel_size"]), orOne(s.ints["data_parallel_size"]), orOne(s.ints["pipeline_parallel_size"])
-	if w.gpus > 0 && tp*dp*pp != w.gpus {
+	if _, pd := top["serving"]; !pd && w.gpus > 0 && tp*dp*pp != w.gpus {
 		var at *yaml.Node
 		if w.gpusAt != nil {
 			at = w.gpusAt.val
 		}
 		c.warnf(at, "num_gpus", "the job reserves %d GPUs but TP × DP × PP = %d × %d × %d = %d (perf-eval left the rest idle); imported as is, and wlc vet will refuse it: make gpus_per_node %d or change the parallel sizes", w.gpus, tp, dp, pp, tp*dp*pp, tp*dp*pp)
 	}
-	var lines []string
-	for _, fld := range s.order {
-		v := s.vals[fld]
-		if cfg, ok := s.configs[fld]; ok {
-			v = cfg.render()
-		}
-		lines = append(lines, label(fld)+": "+v)
-	}
-	if len(s.extra) > 0 {
-		q := make([]string, len(s.extra))
-		for i, t := range s.extra {
-			q[i] = quote(t)
-		}
-		lines = append(lines, "extra_args: ["+strings.Join(q, ", ")+"]")
-	}
+	lines := s.lines()
 	if len(lines) > 0 {
 		w.add(cs, "serve: {\n"+strings.Join(lines, "\n")+"\n}")
 	}
@@ -463,6 +449,9 @@ func (c *conv) emit(w *workload) {
 		fmt.Fprintf(b, "// %s\n", h)
 	}
 	fmt.Fprintf(b, "// Imported from perf-eval %s by `wlc import perf-eval`; check it with `wlc vet`.\n", c.file)
+	for _, l := range w.lets {
+		b.WriteString(l + "\n\n")
+	}
 	fmt.Fprintf(b, "workloads: %s: {\n", label(c.key))
 	for _, l := range w.lines {
 		b.WriteString(l + "\n")

@@ -46,8 +46,8 @@ func TestUnknownKeyReportedAndKept(t *testing.T) {
 }
 
 func TestUnsupportedRefused(t *testing.T) {
-	r := PerfEval("w.yaml", []byte(base+"vllm:\n  model: m\nserving:\n  version: 1\n"))
-	if !r.Refused() || !strings.Contains(findings(r), "w.yaml:8:1: error: serving: PD-disaggregated serving") {
+	r := PerfEval("w.yaml", []byte(base+"vllm:\n  model: m\naiperf:\n  configs: []\n"))
+	if !r.Refused() || !strings.Contains(findings(r), "w.yaml:8:1: error: aiperf: wlc has no aiperf runner") {
 		t.Errorf("findings:\n%s", findings(r))
 	}
 }

@@ -145,7 +145,6 @@ func join(path, key string) string {
 
 // unsupported are perf-eval keys (from branches) wlc has no place for.
 var unsupported = map[string]string{
-	"serving":            "PD-disaggregated serving (#36/#74) has no wlc equivalent yet",
 	"sglang":             "wlc runs vLLM servers only (SGLang branch)",
 	"sglang_bench":       "wlc runs vLLM servers only (SGLang branch)",
 	"custom_script":      "custom scripts (B300 ablation branch) have no wlc equivalent; wlc runs vLLM, vllm bench, lm_eval and BFCL only",
@@ -185,12 +184,15 @@ func (c *conv) run(data []byte) {
 	var todo []string // unknown keys kept as comments
 	for _, f := range fs {
 		k := f.key.Value
+		if k == "serving" {
+			continue
+		}
 		if why, ok := unsupported[k]; ok {
 			c.errorf(f.key, k, "%s; workload not imported", why)
 			continue
 		}
 		switch k {
-		case "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "lm_eval", "vllm_bench", "bfcl":
+		case "serving", "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "lm_eval", "vllm_bench", "bfcl":
 		default:
 			c.warnf(f.key, k, "unknown key %s (perf-eval ignored it); kept as a TODO comment, not converted", k)
 			todo = append(todo, yamlText(f))
@@ -208,8 +210,12 @@ func (c *conv) run(data []byte) {
 		w.header = append(w.header, fmt.Sprintf("perf-eval name: %s (the workload key is the file stem).", f.val.Value))
 	}
 
+	w.shapeAt = -1
 	c.topLevel(w, top)
 	c.vllm(w, top)
+	if _, pd := top["serving"]; pd {
+		c.serving(w, top)
+	}
 	c.evals(w, top)
 	if len(w.blocks) == 0 && !c.diags.HasErrors() {
 		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
@@ -269,6 +275,22 @@ type workload struct {
 	// gpus is nodes × gpus_per_node; gpusAt the YAML node that set it.
 	gpus   int
 	gpusAt *field
+	// profile is the gpu: value; lets are file-level CUE lets.
+	profile string
+	lets    []string
+	// shapeAt is where nodes and gpus_per_node go when serving: decides
+	// them (-1 otherwise).
+	shapeAt int
+}
+
+// setShape inserts nodes and gpus_per_node at shapeAt.
+func (w *workload) setShape(nodes, gpn int) {
+	if w.shapeAt < 0 {
+		return
+	}
+	ins := []string{fmt.Sprintf("nodes: %d", nodes), fmt.Sprintf("gpus_per_node: %d", gpn)}
+	w.lines = append(w.lines[:w.shapeAt], append(ins, w.lines[w.shapeAt:]...)...)
+	w.shapeAt = -1
 }
 
 func (w *workload) add(cs []string, line string) {
@@ -305,6 +327,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 		c.errorf(gpu.val, "gpu", "gpu must be a profile name")
 	} else {
 		w.add(nodeComments(gpu), "profile: "+quote(gpu.val.Value))
+		w.profile = gpu.val.Value
 	}
 
 	nodes, numGPUs, gpn := 1, 1, 0
@@ -341,6 +364,13 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 		gpn = numGPUs / nodes
 	}
 	var cs []string
+	if _, pd := top["serving"]; pd {
+		// The roles decide nodes and GPUs per node (serving below).
+		w.gpus = numGPUs
+		w.gpusAt = numF
+		w.shapeAt = len(w.lines)
+		goto rest
+	}
 	if nodesF != nil {
 		cs = append(cs, nodeComments(*nodesF)...)
 	}
@@ -361,6 +391,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 		w.gpusAt = gpnF
 	}
 
+rest:
 	if f, ok := top["timeout_in_minutes"]; ok {
 		if n, ok := c.intVal(f, "timeout_in_minutes"); ok {
 			w.add(nodeComments(f), fmt.Sprintf("timeout_in_minutes: %d", n))

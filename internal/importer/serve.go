@@ -135,9 +135,13 @@ func (s *serveState) set(field, v string) bool {
 // serveArgs maps word-split serve_args onto typed serve fields; n is the
 // serve_args node, for positions.
 func (c *conv) serveArgs(n *yaml.Node) *serveState {
-	const path = "vllm.serve_args"
+	return c.serveTokens(n, "vllm.serve_args", SplitServeArgs(n.Value))
+}
+
+// serveTokens maps argv tokens onto typed serve fields; n and path name
+// where they came from, for findings.
+func (c *conv) serveTokens(n *yaml.Node, path string, toks []string) *serveState {
 	s := &serveState{configs: map[string]*cfgNode{}, ints: map[string]int{}}
-	toks := SplitServeArgs(n.Value)
 	isFlag := func(t string) bool { return strings.HasPrefix(t, "-") && len(t) > 1 && !negNumRE.MatchString(t) }
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
@@ -321,4 +325,25 @@ func dottedValue(v string) string {
 		}
 	}
 	return quote(v)
+}
+
+// lines renders the typed fields and extra_args as the lines of a serve
+// block.
+func (s *serveState) lines() []string {
+	var lines []string
+	for _, fld := range s.order {
+		v := s.vals[fld]
+		if cfg, ok := s.configs[fld]; ok {
+			v = cfg.render()
+		}
+		lines = append(lines, label(fld)+": "+v)
+	}
+	if len(s.extra) > 0 {
+		q := make([]string, len(s.extra))
+		for i, t := range s.extra {
+			q[i] = quote(t)
+		}
+		lines = append(lines, "extra_args: ["+strings.Join(q, ", ")+"]")
+	}
+	return lines
 }
