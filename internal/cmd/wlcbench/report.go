@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+type key struct {
+	tool string
+	n    int
+}
+
+type results struct {
+	ns      []int
+	reps    int
+	tools   []tool
+	samples map[key][]sample // in repetition order
+}
+
+// metric reads one number of a sample.
+type metric struct {
+	name string
+	get  func(sample) float64
+}
+
+var (
+	wallM = metric{"wall", func(s sample) float64 { return s.wall.Seconds() }}
+	cpuM  = metric{"CPU", func(s sample) float64 { return s.cpu.Seconds() }}
+	rssM  = metric{"peak RSS", func(s sample) float64 { return float64(s.rssKiB) / 1024 }}
+)
+
+func values(ss []sample, m metric) []float64 {
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = m.get(s)
+	}
+	return v
+}
+
+func minOf(v []float64) float64 { return slices.Min(v) }
+
+// median of v; the mean of the middle two for an even count.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ratios are the per-repetition ratios num/den: both ran in the same
+// repetition, seconds apart, so they saw the same machine.
+func ratios(num, den []float64) []float64 {
+	r := make([]float64, 0, len(num))
+	for i := range min(len(num), len(den)) {
+		if den[i] > 0 {
+			r = append(r, num[i]/den[i])
+		}
+	}
+	return r
+}
+
+func fmtRatio(r []float64) string {
+	if len(r) == 0 {
+		return "-"
+	}
+	if len(r) == 1 {
+		return fmt.Sprintf("%.2f", r[0])
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", median(r), slices.Min(r), slices.Max(r))
+}
+
+// pairs are the comparisons the issue asks for, numerator first.
+var pairs = [][2]string{
+	{"wlc vet", "cue vet -c"},
+	{"wlc export", "generate_pipeline.py"},
+	{"wlc vet", "base wlc vet"},
+	{"wlc export", "base wlc export"},
+}
+
+func (r *results) has(tool string) bool {
+	for _, t := range r.tools {
+		if t.name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *results) write(w io.Writer) {
+	// Right-aligned numbers; tool names padded to one width stay left-aligned.
+	width := len("tool")
+	for _, t := range r.tools {
+		width = max(width, len(t.name))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tN\twall min\twall med\tCPU min\tCPU med\tCPU/workload\tRSS min\tRSS med\tout/workload\t\n", width, "tool")
+	for _, t := range r.tools {
+		for _, n := range r.ns {
+			ss := r.samples[key{t.name, n}]
+			wall, cpu, rss := values(ss, wallM), values(ss, cpuM), values(ss, rssM)
+			out := "-"
+			if t.export {
+				out = fmt.Sprintf("%.1f KB", float64(ss[0].outLen)/1024/float64(n))
+			}
+			fmt.Fprintf(tw, "%-*s\t%d\t%.2f s\t%.2f s\t%.2f s\t%.2f s\t%.2f ms\t%.0f MB\t%.0f MB\t%s\t\n",
+				width, t.name, n, minOf(wall), median(wall), minOf(cpu), median(cpu),
+				median(cpu)/float64(n)*1000, minOf(rss), median(rss), out)
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nratios: median of the %d per-repetition ratios (min–max)\n", r.reps)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tN\twall\tCPU\tpeak RSS")
+	for _, p := range pairs {
+		if !r.has(p[0]) || !r.has(p[1]) {
+			continue
+		}
+		for _, n := range r.ns {
+			num, den := r.samples[key{p[0], n}], r.samples[key{p[1], n}]
+			fmt.Fprintf(tw, "%s / %s\t%d", p[0], p[1], n)
+			for _, m := range []metric{wallM, cpuM, rssM} {
+				fmt.Fprintf(tw, "\t%s", fmtRatio(ratios(values(num, m), values(den, m))))
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	tw.Flush()
+
+	first := true
+	for _, n := range r.ns {
+		if !slices.Contains(r.ns, 2*n) {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\nscaling: time(2N)/time(N), median of the per-repetition ratios (min–max); linear is 2.00\n")
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "\t2N/N\twall\tCPU\tpeak RSS")
+			first = false
+		}
+		for _, t := range r.tools {
+			small, big := r.samples[key{t.name, n}], r.samples[key{t.name, 2 * n}]
+			fmt.Fprintf(tw, "%s\t%d/%d", t.name, 2*n, n)
+			for _, m := range []metric{wallM, cpuM, rssM} {
+				fmt.Fprintf(tw, "\t%s", fmtRatio(ratios(values(big, m), values(small, m))))
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	if !first {
+		tw.Flush()
+	}
+	r.writeGoals(w)
+}
+
+// writeGoals compares the medians with issue 14's targets, where the run
+// measured what a target needs.
+func (r *results) writeGoals(w io.Writer) {
+	const n = 1000
+	if !slices.Contains(r.ns, n) {
+		return
+	}
+	med := func(tool string, m metric) float64 { return median(values(r.samples[key{tool, n}], m)) }
+	medRatio := func(a, b string, m metric, na, nb int) float64 {
+		return median(ratios(values(r.samples[key{a, na}], m), values(r.samples[key{b, nb}], m)))
+	}
+	type goal struct {
+		what  string
+		got   float64
+		limit float64
+		unit  string
+	}
+	goals := []goal{
+		{"wlc vet wall", med("wlc vet", wallM), 1.0, "s"},
+		{"wlc vet peak RSS", med("wlc vet", rssM), 300, "MB"},
+		{"wlc vet / cue vet -c wall", medRatio("wlc vet", "cue vet -c", wallM, n, n), 0.5, "×"},
+		{"wlc export wall", med("wlc export", wallM), 1.5, "s"},
+		{"wlc export peak RSS", med("wlc export", rssM), 400, "MB"},
+		{"wlc export / generate_pipeline.py CPU", medRatio("wlc export", "generate_pipeline.py", cpuM, n, n), 0.5, "×"},
+		{"wlc export pipeline per step", float64(r.samples[key{"wlc export", n}][0].outLen) / 1024 / n, 8, "KB"},
+	}
+	if slices.Contains(r.ns, 2*n) {
+		goals = append(goals, goal{"wlc vet wall time(2000)/time(1000)", medRatio("wlc vet", "wlc vet", wallM, 2*n, n), 2.1, "×"})
+	}
+	fmt.Fprintf(w, "\nissue 14 goals at N=%d (medians)\n", n)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range goals {
+		verdict := "met"
+		if g.got > g.limit {
+			verdict = "not met"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t≤ %s\t%s\n", g.what, fmtUnit(g.got, g.unit), fmtUnit(g.limit, g.unit), verdict)
+	}
+	tw.Flush()
+}
+
+func fmtUnit(v float64, unit string) string {
+	switch unit {
+	case "×":
+		return fmt.Sprintf("%.2f×", v)
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	default:
+		return strings.TrimSpace(fmt.Sprintf("%.1f %s", v, unit))
+	}
+}

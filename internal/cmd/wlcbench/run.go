@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// tool is one measured command.
+type tool struct {
+	name string
+	// cmd is the command for one package; out is where its stdout goes.
+	cmd func(p *pkgs, out *os.File) *exec.Cmd
+	// check verifies the run did the whole job (so an error path is never
+	// measured as a fast success).
+	check func(p *pkgs, stdout []byte) error
+	// export tools print a pipeline; its size per workload is reported.
+	export bool
+}
+
+// sample is one run's cost, from wait4's rusage of the child.
+type sample struct {
+	wall   time.Duration
+	cpu    time.Duration // user + sys
+	rssKiB int64         // peak resident set
+	outLen int64         // bytes written to stdout
+}
+
+// measure runs t on p once. Stdout goes to a file (scratch) so a 25 MB
+// pipeline costs the tool what a pipe to buildkite-agent would, without
+// the benchmark process reading it in the timed window.
+func measure(t tool, p *pkgs, scratch string, verify bool) (sample, error) {
+	out, err := os.Create(scratch)
+	if err != nil {
+		return sample{}, err
+	}
+	defer out.Close()
+	cmd := t.cmd(p, out)
+	cmd.Env = childEnv(cmd.Env)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s (N=%d): %v\n%s", t.name, p.n, err, tail(stderr.String(), 20))
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return sample{}, fmt.Errorf("%s: no rusage on %s", t.name, runtime.GOOS)
+	}
+	fi, err := out.Stat()
+	if err != nil {
+		return sample{}, err
+	}
+	s := sample{
+		wall:   wall,
+		cpu:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		rssKiB: maxrssKiB(ru.Maxrss),
+		outLen: fi.Size(),
+	}
+	if verify {
+		data, err := os.ReadFile(scratch)
+		if err != nil {
+			return sample{}, err
+		}
+		if err := t.check(p, data); err != nil {
+			return sample{}, fmt.Errorf("%s (N=%d): %v", t.name, p.n, err)
+		}
+	}
+	return s, nil
+}
+
+// maxrssKiB converts ru_maxrss, KiB on Linux and bytes on Darwin.
+func maxrssKiB(v int64) int64 {
+	if runtime.GOOS == "darwin" {
+		return v / 1024
+	}
+	return v
+}
+
+// overrides are the variables the exporters read from the build's
+// environment (image, queue and cache overrides, selection): a developer's
+// shell must not change what is measured.
+func isOverride(name string) bool {
+	switch {
+	case name == "WORKLOADS", name == "BENCH_ONLY", strings.HasPrefix(name, "VLLM_"),
+		strings.HasSuffix(name, "_QUEUE"), strings.HasSuffix(name, "_HF_CACHE_VOLUME"):
+		return true
+	}
+	return false
+}
+
+func childEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !isOverride(name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// countSteps is the number of steps of a Buildkite pipeline.
+func countSteps(data []byte) (int, error) {
+	var p struct {
+		Steps []yaml.Node `yaml:"steps"`
+	}
+	if err := yaml.Unmarshal(data, &p); err != nil {
+		return 0, fmt.Errorf("output is not a pipeline: %v", err)
+	}
+	return len(p.Steps), nil
+}
+
+func checkSteps(p *pkgs, out []byte) error {
+	n, err := countSteps(out)
+	if err != nil {
+		return err
+	}
+	if n != p.expected {
+		return fmt.Errorf("pipeline has %d steps, want %d", n, p.expected)
+	}
+	return nil
+}
+
+// tools are the measured commands: wlc (and optionally a base build of
+// it, for before/after) and its anchors, plain cue and perf-eval's generator.
+func tools(wlc, base, cue, python string) []tool {
+	vet := func(name, bin string) tool {
+		return tool{
+			name: name,
+			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
+				c := exec.Command(bin, "vet", "workloads")
+				c.Dir, c.Stdout = p.wlcDir, out
+				return c
+			},
+			check: func(p *pkgs, out []byte) error {
+				if want := fmt.Sprintf("%d workload(s) ok\n", p.n); string(out) != want {
+					return fmt.Errorf("printed %q, want %q", out, want)
+				}
+				return nil
+			},
+		}
+	}
+	export := func(name, bin string) tool {
+		return tool{
+			name: name,
+			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
+				c := exec.Command(bin, "export", "--backend", "buildkite", "--all", "workloads")
+				c.Dir, c.Stdout = p.wlcDir, out
+				return c
+			},
+			check:  checkSteps,
+			export: true,
+		}
+	}
+	ts := []tool{vet("wlc vet", wlc)}
+	if base != "" {
+		ts = append(ts, vet("base wlc vet", base))
+	}
+	ts = append(ts, tool{
+		name: "cue vet -c",
+		cmd: func(p *pkgs, out *os.File) *exec.Cmd {
+			c := exec.Command(cue, "vet", "-c", "./workloads")
+			c.Dir, c.Stdout = p.wlcDir, out
+			return c
+		},
+		check: func(*pkgs, []byte) error { return nil }, // exit 0 is its verdict
+	}, export("wlc export", wlc))
+	if base != "" {
+		ts = append(ts, export("base wlc export", base))
+	}
+	return append(ts, tool{
+		name: "generate_pipeline.py",
+		cmd: func(p *pkgs, out *os.File) *exec.Cmd {
+			c := exec.Command(python, filepath.Join(".buildkite", "generate_pipeline.py"))
+			c.Dir, c.Stdout = p.peDir, out
+			return c
+		},
+		check:  checkSteps,
+		export: true,
+	})
+}
