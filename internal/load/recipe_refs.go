@@ -201,7 +201,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 		}
 		l.report(sev, d.base, wv, "recipe", "recipe %s on %s: %s (%s)", ref.Model, hwID, f.Message, where)
 	}
-	if failed || len(cmd.Args) == 0 {
+	if failed || (len(cmd.Args) == 0 && cmd.PD == nil) {
 		return nil, false
 	}
 	d.at = fmt.Sprintf("the recipe %s (variant %s, strategy %s on %s", cmd.Recipe, cmd.Variant, cmd.Strategy, hwID)
@@ -222,6 +222,18 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	if cmd.VRAMMinimumGB > 0 {
 		gib := math.Round(float64(cmd.VRAMMinimumGB)/1.2*1e9/(1<<30)*10) / 10
 		d.values["checkpoint_gib"] = derivedValue{value: gib, text: fmt.Sprintf("vram_minimum_gb: %d", cmd.VRAMMinimumGB), source: "variant " + cmd.Variant, pos: cmd.VRAMPos}
+	}
+
+	if cmd.PD != nil {
+		// A pd_cluster rendering: the pools and the router.
+		for _, m := range derivePD(cmd.PD, d) {
+			errf("recipe", "%s) %s", d.at, m)
+			failed = true
+		}
+		if failed {
+			return nil, false
+		}
+		return l.finishDerivation(wv, d, prof)
 	}
 
 	// argv, rank 0; the other ranks may differ only in launch flags.
@@ -251,8 +263,18 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 		}
 	}
 
+	return l.finishDerivation(wv, d, prof)
+}
+
+// finishDerivation reports every derived value the workload contradicts
+// and prepares the values to fill into the package.
+func (l *loader) finishDerivation(wv cue.Value, d *recipeDerivation, prof schema.Profile) (*recipeDerivation, bool) {
+	errf := func(field, format string, args ...any) bool {
+		l.report(diag.Error, d.base, wv, field, format, args...)
+		return false
+	}
 	// Contradictions: every derived value the workload also writes.
-	ok = true
+	ok := true
 	for _, path := range slices.Sorted(maps.Keys(d.values)) {
 		dv := d.values[path]
 		uv := wv.LookupPath(cue.ParsePath(path))

@@ -51,8 +51,10 @@ type Command struct {
 	Nodes int
 	GPUs  int
 	Env   []EnvVar
-	// Args holds the flag units per node rank (one entry on single node).
+	// Args holds the flag units per node rank (one entry on single node);
+	// empty for pd_cluster, whose roles are in PD.
 	Args [][]Arg
+	PD   *PD
 	// Findings are conflicts resolved by last-wins and capacity warnings;
 	// errors mean the request cannot be rendered (Args is then empty).
 	Findings Findings
@@ -183,8 +185,8 @@ func Compose(s *Set, req Request) *Command {
 	}
 	switch c.st.DeployType {
 	case "pd_cluster":
-		c.errorf(c.st.n.get("deploy_type"), "pd_cluster rendering (prefill/decode pools and router) is not implemented in wlc yet; pick a single_node_* or multi_node_* strategy")
-		return cmd
+		// The pools decide the nodes (composePD); the request's count is
+		// checked against them by the workload's schema rules.
 	case "single_node":
 		if nodes > 1 {
 			c.errorf(c.st.n.get("deploy_type"), "%s runs on one node; drop --nodes %d or pick a multi_node_* strategy", name, nodes)
@@ -202,6 +204,27 @@ func Compose(s *Set, req Request) *Command {
 	}
 	cmd.Strategy, cmd.Nodes, cmd.GPUs = name, nodes, nodes*p.GPUCount
 	c.so = r.n.get("strategy_overrides", name)
+	if c.st.DeployType == "pd_cluster" {
+		c.checkPrecision()
+		if cmd.Findings.Diags().HasErrors() {
+			return cmd
+		}
+		cmd.Model, cmd.ModelPos = r.ModelID, r.n.get("model", "model_id").pos()
+		if m := c.variant.get("model_id"); m.exists() {
+			cmd.Model, cmd.ModelPos = m.str(), m.pos()
+		}
+		cmd.Precision, cmd.PrecisionPos = c.variant.get("precision").str(), c.variant.get("precision").pos()
+		cmd.VRAMMinimumGB, cmd.VRAMPos = vram, c.variant.get("vram_minimum_gb").pos()
+		cmd.PD = c.composePD(c.features(req))
+		if cmd.PD != nil {
+			cmd.Nodes = 0
+			for _, pool := range cmd.PD.Pools {
+				cmd.Nodes += pool.Nodes
+			}
+			cmd.GPUs = cmd.Nodes * p.GPUCount
+		}
+		return cmd
+	}
 
 	// Structural and capacity checks of this rendering.
 	st := c.st
@@ -563,6 +586,10 @@ func (c *composer) reportConflict(k Conflict) {
 func (c *Command) Script(canonical bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s variant %s, %s on %d × %s (%d GPUs)\n", c.Recipe, c.Variant, c.Strategy, c.Nodes, c.Hardware, c.GPUs)
+	if c.PD != nil {
+		c.pdScript(&b, canonical)
+		return b.String()
+	}
 	if len(c.Env) > 0 && c.Nodes > 1 {
 		b.WriteString("# env (every node)\n")
 	}
@@ -591,4 +618,28 @@ func (c *Command) Script(canonical bool) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// pdScript renders each pool's instance and the router (wlc's launcher
+// adds the data-parallel ranks, addresses and RPC ports per node).
+func (c *Command) pdScript(b *strings.Builder, canonical bool) {
+	for _, pool := range c.PD.Pools {
+		fmt.Fprintf(b, "# %s: %d node(s), %s\n", pool.Role, pool.Nodes, pool.Mode)
+		for _, e := range pool.Env {
+			fmt.Fprintf(b, "export %s=%s\n", e.Name, shellQuote(e.Value))
+		}
+		b.WriteString("vllm serve " + shellQuote(c.Model))
+		for _, a := range pool.Args {
+			toks := a.Tokens()
+			if canonical {
+				toks = a.Canonical()
+			}
+			for i := range toks {
+				toks[i] = shellQuote(toks[i])
+			}
+			b.WriteString(" \\\n  " + strings.Join(toks, " "))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "# router\nvllm-router --policy %s --vllm-pd-disaggregation --prefill <prefill URL> --decode <decode URL per node>\n", c.PD.RouterPolicy)
 }
