@@ -3,6 +3,7 @@ package importer
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,64 +18,8 @@ func SplitServeArgs(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
 }
 
-type flagKind int
-
-const (
-	kInt flagKind = iota
-	kStr
-	kBool
-	kNoBool // --no-<flag>: sets the field false
-	kFloat
-	kMaxLen
-	kJSON
-)
-
-type typedFlag struct {
-	field string
-	kind  flagKind
-}
-
-// serveFlags are the vllm serve options with a typed #Serve field, by
-// dashed long name.
-var serveFlags = map[string]typedFlag{
-	"tensor-parallel-size":     {"tensor_parallel_size", kInt},
-	"data-parallel-size":       {"data_parallel_size", kInt},
-	"pipeline-parallel-size":   {"pipeline_parallel_size", kInt},
-	"enable-expert-parallel":   {"enable_expert_parallel", kBool},
-	"kv-cache-dtype":           {"kv_cache_dtype", kStr},
-	"max-model-len":            {"max_model_len", kMaxLen},
-	"max-num-seqs":             {"max_num_seqs", kInt},
-	"max-num-batched-tokens":   {"max_num_batched_tokens", kInt},
-	"gpu-memory-utilization":   {"gpu_memory_utilization", kFloat},
-	"block-size":               {"block_size", kInt},
-	"enable-prefix-caching":    {"enable_prefix_caching", kBool},
-	"no-enable-prefix-caching": {"enable_prefix_caching", kNoBool},
-	"trust-remote-code":        {"trust_remote_code", kBool},
-	"tokenizer-mode":           {"tokenizer_mode", kStr},
-	"tool-call-parser":         {"tool_call_parser", kStr},
-	"reasoning-parser":         {"reasoning_parser", kStr},
-	"enable-auto-tool-choice":  {"enable_auto_tool_choice", kBool},
-	"language-model-only":      {"language_model_only", kBool},
-	"moe-backend":              {"moe_backend", kStr},
-	"speculative-config":       {"speculative_config", kJSON},
-	"compilation-config":       {"compilation_config", kJSON},
-	"attention-config":         {"attention_config", kJSON},
-	"kernel-config":            {"kernel_config", kJSON},
-}
-
-// shortFlags are vLLM's single-dash aliases of typed options.
-var shortFlags = map[string]string{
-	"tp": "tensor-parallel-size",
-	"dp": "data-parallel-size",
-	"pp": "pipeline-parallel-size",
-	"cc": "compilation-config",
-	"ac": "attention-config",
-}
-
-var (
-	sizeRE   = regexp.MustCompile(`^[1-9][0-9]*[kKmM]$`)
-	negNumRE = regexp.MustCompile(`^-[0-9.]+$`)
-)
+// sizeRE is a max_model_len size #Serve keeps as written (32k).
+var sizeRE = regexp.MustCompile(`^[1-9][0-9]*[kKmM]$`)
 
 // cfgNode is an ordered JSON object (a *_config option being assembled).
 type cfgNode struct {
@@ -138,131 +83,124 @@ func (c *conv) serveArgs(n *yaml.Node) *serveState {
 	return c.serveTokens(n, "vllm.serve_args", SplitServeArgs(n.Value))
 }
 
-// serveTokens maps argv tokens onto typed serve fields; n and path name
-// where they came from, for findings.
+// serveTokens maps argv tokens onto typed serve fields the way vLLM's
+// parser reads them (cmdline.VLLMServe); n and path name where they came
+// from, for findings.
 func (c *conv) serveTokens(n *yaml.Node, path string, toks []string) *serveState {
 	s := &serveState{configs: map[string]*cfgNode{}, ints: map[string]int{}}
-	isFlag := func(t string) bool { return strings.HasPrefix(t, "-") && len(t) > 1 && !negNumRE.MatchString(t) }
-	for i := 0; i < len(toks); i++ {
-		tok := toks[i]
-		if !isFlag(tok) {
-			s.extra = append(s.extra, tok)
+	p := cmdline.VLLMServe.Parse(toks)
+	for ui, u := range p.Units {
+		consumed := toks[u.Start:u.End]
+		f := u.Match.Flag
+		if !u.IsOption || f == nil || f.Field == "" {
+			s.extra = append(s.extra, consumed...)
 			continue
 		}
-		body, value, hasEq := strings.Cut(strings.TrimLeft(tok, "-"), "=")
-		long := strings.HasPrefix(tok, "--")
-		base, dotted, _ := strings.Cut(body, ".")
-		if long {
-			base = strings.ReplaceAll(base, "_", "-")
-		} else if l, ok := shortFlags[base]; ok {
-			base = l
-		} else {
-			base = "" // an unknown short option: verbatim
-		}
-		tf, known := serveFlags[base]
-		if !known || (dotted != "" && tf.kind != kJSON) {
-			s.extra = append(s.extra, tok)
-			continue
-		}
-		if tf.kind == kBool || tf.kind == kNoBool {
-			if hasEq {
-				c.warnf(n, path, "%s: a boolean flag with a value is kept verbatim in serve.extra_args", tok)
-				s.extra = append(s.extra, tok)
-				continue
-			}
-			v := "true"
-			if tf.kind == kNoBool {
-				v = "false"
-			}
-			if s.set(tf.field, v) {
-				c.warnf(n, path, "%s given more than once; vLLM keeps the last", tok)
-			}
-			continue
-		}
-		// A value-taking option: the `=` form or the next token.
-		consumed := []string{tok}
-		if !hasEq {
-			if i+1 >= len(toks) || isFlag(toks[i+1]) {
-				c.warnf(n, path, "%s has no value; kept verbatim in serve.extra_args (vLLM will refuse it)", tok)
-				s.extra = append(s.extra, tok)
-				continue
-			}
-			i++
-			value = toks[i]
-			consumed = append(consumed, value)
-		}
+		field := strings.TrimPrefix(f.Field, "serve.")
+		tok, text := consumed[0], strings.Join(consumed, " ")
 		verbatim := func(format string, args ...any) {
-			c.warnf(n, path, "%s: "+format+"; kept verbatim in serve.extra_args", append([]any{strings.Join(consumed, " ")}, args...)...)
+			c.warnf(n, path, "%s: "+format+"; kept verbatim in serve.extra_args", append([]any{text}, args...)...)
 			s.extra = append(s.extra, consumed...)
 		}
-		switch tf.kind {
-		case kInt:
-			v, err := strconv.Atoi(value)
-			if err != nil || v < 1 {
+		again := func(last string) {
+			c.warnf(n, path, "%s given more than once; vLLM keeps the last%s", f.Name, last)
+		}
+		if err := p.Errs[ui]; err != nil {
+			switch {
+			case f.Kind == cmdline.Bool:
+				c.warnf(n, path, "%s: a boolean flag with a value is kept verbatim in serve.extra_args", text)
+				s.extra = append(s.extra, consumed...)
+			case !u.HasArg:
+				c.warnf(n, path, "%s has no value; kept verbatim in serve.extra_args (vLLM will refuse it)", tok)
+				s.extra = append(s.extra, consumed...)
+			case f.Kind == cmdline.JSON:
+				verbatim("not a JSON object; perf-eval word-split serve_args, so JSON with spaces breaks into several arguments")
+			default:
+				verbatim("%v", err)
+			}
+			continue
+		}
+		v := p.Values[f.Field]
+		switch f.Kind {
+		case cmdline.Bool:
+			if s.set(field, strconv.FormatBool(v.(bool))) {
+				c.warnf(n, path, "%s given more than once; vLLM keeps the last", tok)
+			}
+		case cmdline.Int, cmdline.Size:
+			if v, ok := v.(int); !ok || v < 1 {
 				verbatim("not a positive integer")
 				continue
 			}
-			if s.set(tf.field, strconv.Itoa(v)) {
-				c.warnf(n, path, "--%s given more than once; vLLM keeps the last (%d)", base, v)
+			if s.set(field, cmdline.Token(v)) {
+				again(fmt.Sprintf(" (%d)", v))
 			}
-			s.ints[tf.field] = v
-		case kStr:
-			if s.set(tf.field, quote(value)) {
-				c.warnf(n, path, "--%s given more than once; vLLM keeps the last (%s)", base, value)
-			}
-		case kFloat:
-			v, err := strconv.ParseFloat(value, 64)
-			if err != nil || v <= 0 || v > 1 {
+			s.ints[field] = v.(int)
+		case cmdline.Float:
+			if v, ok := v.(float64); !ok || v <= 0 || v > 1 {
 				verbatim("not a fraction in (0, 1]")
 				continue
 			}
-			s.set(tf.field, value)
-		case kMaxLen:
-			switch v, err := strconv.Atoi(value); {
-			case err == nil && v >= 1:
-				s.set(tf.field, strconv.Itoa(v))
-			case value == "auto" || sizeRE.MatchString(value):
-				s.set(tf.field, quote(value))
+			s.set(field, u.Arg)
+		case cmdline.SizeOrAuto:
+			switch n, isInt := v.(int); {
+			case u.Arg == "auto" || sizeRE.MatchString(u.Arg):
+				s.set(field, quote(u.Arg))
+			case isInt && n >= 1:
+				s.set(field, strconv.Itoa(n))
 			default:
 				verbatim("not a token count, size (32k) or auto")
 				continue
 			}
-		case kJSON:
-			cfg := s.configs[tf.field]
-			if dotted == "" {
-				node, err := jsonObject(value)
-				if err != nil {
-					verbatim("not a JSON object (%v); perf-eval word-split serve_args, so JSON with spaces breaks into several arguments", err)
-					continue
-				}
-				if cfg != nil {
-					c.warnf(n, path, "--%s given more than once; the later JSON replaces the earlier", base)
-				}
-				cfg = c.cfgFromYAML(node, path)
-				s.configs[tf.field] = cfg
-				s.set(tf.field, "")
+		case cmdline.String:
+			if v == nil {
+				c.warnf(n, path, "%s: None is vLLM's default; dropped", text)
 				continue
 			}
-			if cfg == nil {
-				cfg = &cfgNode{}
-				s.configs[tf.field] = cfg
-				s.set(tf.field, "")
+			if s.set(field, quote(u.Arg)) {
+				again(fmt.Sprintf(" (%s)", u.Arg))
 			}
-			t := cfg
-			for _, k := range strings.Split(dotted, ".") {
-				if t.kids == nil && t.leaf != "" {
-					t.leaf = ""
-				}
-				t = t.child(k)
-			}
-			if t.kids != nil || t.leaf != "" {
-				c.warnf(n, path, "%s sets %s again; vLLM keeps the last", tok, dotted)
-				t.kids, t.keys = nil, nil
-			}
-			t.leaf = dottedValue(value)
+		case cmdline.JSON:
+			c.configArg(n, path, s, field, u)
 		}
 	}
 	return s
+}
+
+// configArg sets a JSON option from one unit: a whole object replaces
+// what came before, a dotted key sets one key; key order is kept as
+// written.
+func (c *conv) configArg(n *yaml.Node, path string, s *serveState, field string, u cmdline.Unit) {
+	cfg := s.configs[field]
+	if u.Key == "" {
+		node, err := jsonObject(u.Arg)
+		if err != nil {
+			c.warnf(n, path, "%s %s: cannot keep the key order (%v); kept verbatim in serve.extra_args", u.Written, u.Arg, err)
+			return
+		}
+		if cfg != nil {
+			c.warnf(n, path, "%s given more than once; the later JSON replaces the earlier", u.Option)
+		}
+		s.configs[field] = c.cfgFromYAML(node, path)
+		s.set(field, "")
+		return
+	}
+	if cfg == nil {
+		cfg = &cfgNode{}
+		s.configs[field] = cfg
+		s.set(field, "")
+	}
+	t := cfg
+	for _, k := range strings.Split(u.Key, ".") {
+		if t.kids == nil && t.leaf != "" {
+			t.leaf = ""
+		}
+		t = t.child(k)
+	}
+	if t.kids != nil || t.leaf != "" {
+		c.warnf(n, path, "%s sets %s again; vLLM keeps the last", u.Written+"."+u.Key, u.Key)
+		t.kids, t.keys = nil, nil
+	}
+	t.leaf = cueValue(cmdline.DottedValue(u.Arg))
 }
 
 // jsonObject checks value is one JSON object and returns it as an ordered
@@ -296,35 +234,20 @@ func (c *conv) cfgFromYAML(n *yaml.Node, path string) *cfgNode {
 	return out
 }
 
-// dottedValue is how vLLM reads v in --x.key=v: Python True/False, JSON
-// numbers and literals, else a string.
-func dottedValue(v string) string {
-	switch v {
-	case "True", "true":
-		return "true"
-	case "False", "false":
-		return "false"
-	case "None", "null":
-		return "null"
-	}
-	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return strconv.FormatInt(i, 10)
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXnN") {
-		s := strconv.FormatFloat(f, 'g', -1, 64)
+// cueValue renders a dotted key's value (cmdline.DottedValue) as CUE:
+// JSON is CUE, and a float keeps its point.
+func cueValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return quote(x)
+	case float64:
+		s := strconv.FormatFloat(x, 'g', -1, 64)
 		if !strings.ContainsAny(s, ".eE") {
 			s += ".0"
 		}
 		return s
 	}
-	var j any
-	if (strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") || strings.HasPrefix(v, `"`)) && json.Unmarshal([]byte(v), &j) == nil {
-		var doc yaml.Node
-		if yaml.Unmarshal([]byte(v), &doc) == nil && len(doc.Content) > 0 {
-			return (&conv{}).value(doc.Content[0], "")
-		}
-	}
-	return quote(v)
+	return cmdline.Token(v)
 }
 
 // lines renders the typed fields and extra_args as the lines of a serve

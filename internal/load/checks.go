@@ -7,68 +7,15 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
 )
 
 // The rules in this file need Go: they compare across list entries, scan
 // argv tokens, or are advisory (warnings, which CUE cannot express). Each
 // finding points at the user's value.
-
-// servedFlags are the `vllm serve` options wlc owns: typed fields or the
-// runner (port, host, multi-node rendezvous). extra_args must not repeat
-// them, or the later token silently wins.
-var servedFlags = map[string]string{
-	"tensor-parallel-size":         "serve.tensor_parallel_size",
-	"tp":                           "serve.tensor_parallel_size",
-	"data-parallel-size":           "serve.data_parallel_size",
-	"dp":                           "serve.data_parallel_size",
-	"pipeline-parallel-size":       "serve.pipeline_parallel_size",
-	"pp":                           "serve.pipeline_parallel_size",
-	"enable-expert-parallel":       "serve.enable_expert_parallel",
-	"kv-cache-dtype":               "serve.kv_cache_dtype",
-	"max-model-len":                "serve.max_model_len",
-	"max-num-seqs":                 "serve.max_num_seqs",
-	"max-num-batched-tokens":       "serve.max_num_batched_tokens",
-	"gpu-memory-utilization":       "serve.gpu_memory_utilization",
-	"block-size":                   "serve.block_size",
-	"enable-prefix-caching":        "serve.enable_prefix_caching",
-	"trust-remote-code":            "serve.trust_remote_code",
-	"tokenizer-mode":               "serve.tokenizer_mode",
-	"tool-call-parser":             "serve.tool_call_parser",
-	"reasoning-parser":             "serve.reasoning_parser",
-	"enable-auto-tool-choice":      "serve.enable_auto_tool_choice",
-	"language-model-only":          "serve.language_model_only",
-	"moe-backend":                  "serve.moe_backend",
-	"speculative-config":           "serve.speculative_config",
-	"compilation-config":           "serve.compilation_config",
-	"attention-config":             "serve.attention_config",
-	"kernel-config":                "serve.kernel_config",
-	"model":                        "model",
-	"port":                         "the runner (each job picks a free port)",
-	"host":                         "the runner",
-	"nnodes":                       "the runner (from nodes)",
-	"node-rank":                    "the runner (one rank per node)",
-	"master-addr":                  "the runner (the first allocated host)",
-	"headless":                     "the runner (ranks above 0)",
-	"distributed-executor-backend": "the runner (mp across nodes)",
-}
-
-// flagName normalizes an argv token to vLLM's dashed long name, the way
-// vLLM itself does: --max_num_seqs, --max-num-seqs=8 and
-// --speculative_config.method=mtp all name their top-level option.
-func flagName(tok string) (string, bool) {
-	if !strings.HasPrefix(tok, "-") || tok == "-" || tok == "--" {
-		return "", false
-	}
-	name := strings.TrimLeft(tok, "-")
-	if i := strings.IndexAny(name, "=."); i >= 0 {
-		name = name[:i]
-	}
-	name = strings.ReplaceAll(name, "_", "-")
-	name = strings.TrimPrefix(name, "no-")
-	return name, name != ""
-}
 
 func (l *loader) pos(v cue.Value, path string) token.Pos {
 	if path == "" {
@@ -145,12 +92,46 @@ func (l *loader) checkFields(wv cue.Value, w *Workload) {
 			continue // the recipe's, checked when derived
 		}
 		i -= w.ownExtraArgs()
-		name, ok := flagName(tok)
-		if !ok {
+		m, ok := cmdline.VLLMServe.Resolve(tok)
+		if !ok || m.Flag == nil {
 			continue
 		}
-		if owner, taken := servedFlags[name]; taken {
-			errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", tok, owner)
+		what := tok
+		if m.Written != m.Option && m.Written != "--no-"+strings.TrimPrefix(m.Option, "--") {
+			// an alias or an abbreviation: say what vLLM reads
+			what = fmt.Sprintf("%s (%s to vLLM)", tok, m.Canonical())
+		}
+		errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", what, m.Flag.SetBy())
+	}
+	l.checkBenchArgs(wv, w)
+}
+
+// checkBenchArgs refuses a config's args key that vLLM reads as an option
+// wlc sets itself: an alias, an abbreviation (num-prom), or a key with a
+// value in it (max-concurrency=64). The exact names are the schema's rule
+// (bench_owned.cue), reported on the same field.
+func (l *loader) checkBenchArgs(wv cue.Value, w *Workload) {
+	// Read from the value: a workload that failed validation may not decode.
+	base := "workloads." + quoteLabel(w.Name)
+	for ci := 0; ; ci++ {
+		cv := wv.LookupPath(cue.ParsePath(fmt.Sprintf("vllm_bench.configs[%d]", ci)))
+		if !cv.Exists() {
+			return
+		}
+		it, err := cv.LookupPath(cue.ParsePath("args")).Fields()
+		for err == nil && it.Next() {
+			k := it.Selector().Unquoted()
+			opt := "--" + plan.BenchArgName(k)
+			m, ok := cmdline.VLLMBench.Resolve(opt)
+			if !ok || m.Flag == nil || cmdline.VLLMBench.Lookup(opt) != nil {
+				continue
+			}
+			field := fmt.Sprintf("vllm_bench.configs[%d].args.%s", ci, quoteLabel(k))
+			if m.Flag.Field != "" {
+				l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by wlc from %s; set that instead and remove %s from args", k, m.Canonical(), m.Flag.Field, k)
+			} else {
+				l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by %s; remove it from args", k, m.Canonical(), m.Flag.Owner)
+			}
 		}
 	}
 }

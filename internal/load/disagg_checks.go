@@ -7,20 +7,22 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/schema"
 )
 
-// disaggFlags are the `vllm serve` options wlc sets on every
-// disaggregated instance itself (see #Disagg).
+// disaggFlags are the `vllm serve` options (canonical names, see
+// cmdline.VLLMServe) wlc sets on every disaggregated instance itself (see
+// #Disagg), beyond the ones it sets on every server.
 var disaggFlags = map[string]string{
-	"kv-transfer-config":       "the role's kv_transfer",
-	"data-parallel-size-local": "wlc (gpus_per_node / tensor_parallel_size)",
-	"data-parallel-address":    "wlc (the instance's first node)",
-	"data-parallel-rpc-port":   "wlc (one RPC port per instance)",
-	"data-parallel-start-rank": "wlc (each node's first rank)",
-	"data-parallel-rank":       "wlc (each node's first rank)",
-	"data-parallel-hybrid-lb":  "wlc (every node of a multi-node instance serves HTTP)",
+	"--kv-transfer-config":       "the role's kv_transfer",
+	"--data-parallel-size-local": "wlc (gpus_per_node / tensor_parallel_size)",
+	"--data-parallel-address":    "wlc (the instance's first node)",
+	"--data-parallel-rpc-port":   "wlc (one RPC port per instance)",
+	"--data-parallel-start-rank": "wlc (each node's first rank)",
+	"--data-parallel-rank":       "wlc (each node's first rank)",
+	"--data-parallel-hybrid-lb":  "wlc (every node of a multi-node instance serves HTTP)",
 }
 
 // checkDisagg applies the Go rules of a disaggregated workload: argv
@@ -37,11 +39,11 @@ func (l *loader) checkDisagg(wv cue.Value, base string, w *Workload) {
 			if i < skip {
 				continue
 			}
-			name, ok := flagName(tok)
-			if !ok {
-				continue
+			m, ok := cmdline.VLLMServe.Resolve(tok)
+			if !ok || field == "serve.extra_args" && m.Flag != nil {
+				continue // the workload's extra_args: checkFields refuses wlc's flags
 			}
-			if owner, taken := disaggFlags[name]; taken {
+			if owner, taken := disaggFlags[m.Option]; taken {
 				errf(fmt.Sprintf("%s[%d]", field, i-skip), "%s is set by %s on every disaggregated instance; remove it from extra_args", tok, owner)
 			}
 		}
@@ -54,16 +56,15 @@ func (l *loader) checkDisagg(wv cue.Value, base string, w *Workload) {
 		field := "disagg." + r.name + ".serve.extra_args"
 		owned(field, r.role.Serve.ExtraArgs, 0)
 		for i, tok := range r.role.Serve.ExtraArgs {
-			name, ok := flagName(tok)
-			if !ok {
+			m, ok := cmdline.VLLMServe.Resolve(tok)
+			if !ok || m.Flag == nil || disaggFlags[m.Option] != "" {
 				continue
 			}
-			if owner, taken := servedFlags[name]; taken {
-				if strings.HasPrefix(owner, "serve.") {
-					owner = "disagg." + r.name + "." + owner
-				}
-				errf(fmt.Sprintf("%s[%d]", field, i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", tok, owner)
+			owner := m.Flag.SetBy()
+			if strings.HasPrefix(owner, "serve.") {
+				owner = "disagg." + r.name + "." + owner
 			}
+			errf(fmt.Sprintf("%s[%d]", field, i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", tok, owner)
 		}
 	}
 	p, q := d.Prefill.KVTransfer, d.Decode.KVTransfer

@@ -6,6 +6,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/plan"
 )
@@ -30,9 +31,9 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 			}
 		} else {
 			for j := f.Index; j >= 0; j-- {
-				if name, ok := flagName(serve[j]); ok {
-					if owner, typed := servedFlags[name]; typed && strings.HasPrefix(owner, "serve.") {
-						field = owner
+				if m, ok := cmdline.VLLMServe.Resolve(serve[j]); ok {
+					if m.Flag != nil && strings.HasPrefix(m.Flag.Field, "serve.") {
+						field = m.Flag.Field
 					}
 					break
 				}

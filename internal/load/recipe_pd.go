@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/recipes"
 )
 
@@ -35,7 +36,7 @@ func derivePD(pd *recipes.PD, d *recipeDerivation) []string {
 					errs = append(errs, fmt.Sprintf("gives %s from %s at %s, which is not a KV transfer config: %v", strings.Join(a.Tokens(), " "), a.Source, a.Pos, err))
 					continue
 				}
-				v, err := jsonValue(a.Value)
+				v, err := cmdline.DecodeJSON(a.Value)
 				if err != nil {
 					errs = append(errs, err.Error())
 					continue

@@ -1,8 +1,6 @@
 package load
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -13,6 +11,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
@@ -36,62 +35,6 @@ import (
 // default (with a warning when the values differ), and the workload, the
 // most specific, may only add to the recipe (a different value for a
 // variable the recipe sets is a contradiction like any other).
-
-// recipeKind is how a typed serve option reads its argv value.
-type recipeKind int
-
-const (
-	kindInt recipeKind = iota
-	kindNumber
-	kindBool
-	kindString
-	kindLen    // max_model_len: an int (1k/1K suffixes) or "auto"
-	kindConfig // *_config: one JSON object, or dotted --x.key=value parts
-)
-
-// recipeTyped maps a canonical flag name (no dashes prefix) to the
-// #Serve field holding it.
-var recipeTyped = map[string]struct {
-	field string
-	kind  recipeKind
-}{
-	"tensor-parallel-size":    {"tensor_parallel_size", kindInt},
-	"data-parallel-size":      {"data_parallel_size", kindInt},
-	"pipeline-parallel-size":  {"pipeline_parallel_size", kindInt},
-	"enable-expert-parallel":  {"enable_expert_parallel", kindBool},
-	"kv-cache-dtype":          {"kv_cache_dtype", kindString},
-	"max-model-len":           {"max_model_len", kindLen},
-	"max-num-seqs":            {"max_num_seqs", kindInt},
-	"max-num-batched-tokens":  {"max_num_batched_tokens", kindInt},
-	"gpu-memory-utilization":  {"gpu_memory_utilization", kindNumber},
-	"block-size":              {"block_size", kindInt},
-	"enable-prefix-caching":   {"enable_prefix_caching", kindBool},
-	"trust-remote-code":       {"trust_remote_code", kindBool},
-	"tokenizer-mode":          {"tokenizer_mode", kindString},
-	"tool-call-parser":        {"tool_call_parser", kindString},
-	"reasoning-parser":        {"reasoning_parser", kindString},
-	"enable-auto-tool-choice": {"enable_auto_tool_choice", kindBool},
-	"language-model-only":     {"language_model_only", kindBool},
-	"moe-backend":             {"moe_backend", kindString},
-	"speculative-config":      {"speculative_config", kindConfig},
-	"compilation-config":      {"compilation_config", kindConfig},
-	"attention-config":        {"attention_config", kindConfig},
-	"kernel-config":           {"kernel_config", kindConfig},
-}
-
-// recipeRunnerFlags are the recipes site's multi-node launch flags: the
-// runner starts every rank itself (native multiprocessing), so they are
-// dropped from the derived argv once checked against the workload.
-var recipeRunnerFlags = map[string]bool{
-	"nnodes":                       true,
-	"node-rank":                    true,
-	"master-addr":                  true,
-	"headless":                     true,
-	"data-parallel-address":        true,
-	"data-parallel-start-rank":     true,
-	"data-parallel-size-local":     true,
-	"distributed-executor-backend": true,
-}
 
 // derivedValue is one value taken from the recipe and where it came from.
 type derivedValue struct {
@@ -345,11 +288,11 @@ func (l *loader) checkRecipeExtraArgs(wv cue.Value, d *recipeDerivation) bool {
 	ok := true
 	for i := 0; i < len(own); i++ {
 		tok := own[i]
-		if !isFlagToken(tok) {
+		if !cmdline.IsOption(tok) {
 			continue
 		}
 		flag, val, eq := strings.Cut(tok, "=")
-		if !eq && i+1 < len(own) && !isFlagToken(own[i+1]) {
+		if !eq && i+1 < len(own) && !cmdline.IsOption(own[i+1]) {
 			val = own[i+1]
 		}
 		r, set := byKey[recipes.Arg{Flag: flag}.Key()]
@@ -378,69 +321,55 @@ func deriveArgs(units []recipes.Arg, nodes int, values map[string]derivedValue) 
 		errs = append(errs, fmt.Sprintf("gives %s from %s at %s, but %s", strings.Join(a.Tokens(), " "), a.Source, a.Pos, fmt.Sprintf(format, args...)))
 	}
 	var dpLocal *recipes.Arg
-	for _, a := range units {
-		key := a.Key()
-		if !strings.HasPrefix(key, "--") || !isFlagToken(a.Flag) {
-			rest = append(rest, a)
+	for i, a := range units {
+		m, isOption := cmdline.VLLMServe.Resolve(a.Flag)
+		if !isOption {
+			why := ""
+			if i > 0 && cmdline.IsOption(units[i-1].Flag) && !units[i-1].HasValue {
+				why = fmt.Sprintf(" (%s before it is a switch and takes no value)", units[i-1].Flag)
+			}
+			bad(a, "vLLM reads it as a positional argument after the model%s and refuses it", why)
 			continue
 		}
-		name := strings.TrimPrefix(key, "--")
-		head, sub, dotted := strings.Cut(name, ".")
-		negated := strings.HasPrefix(a.Canonical()[0], "--no-")
+		f := m.Flag
 		text := strings.Join(a.Tokens(), " ")
-		if strings.Contains(a.Value, "$HEAD_IP") && !recipeRunnerFlags[head] {
+		if strings.Contains(a.Value, "$HEAD_IP") && (f == nil || !f.Launch) {
 			bad(a, "$HEAD_IP is set only by the recipes site's launch script")
 			continue
 		}
 		switch {
-		case recipeRunnerFlags[head]:
-			switch head {
-			case "nnodes":
+		case f == nil:
+			rest = append(rest, a)
+			continue
+		case f.Launch:
+			switch m.Option {
+			case "--nnodes":
 				if n, err := strconv.Atoi(a.Value); err != nil || n != nodes {
 					bad(a, "the workload runs on %d node(s)", nodes)
 				}
-			case "distributed-executor-backend":
+			case "--distributed-executor-backend":
 				if a.Value != "mp" {
 					bad(a, "wlc's runner starts vLLM with multiprocessing (mp) only")
 				}
-			case "data-parallel-size-local":
+			case "--data-parallel-size-local":
 				a := a
 				dpLocal = &a
 			}
 			continue
-		case head == "model" || head == "port" || head == "host":
-			bad(a, "--%s is set by wlc (the workload's model, the runner's host and port)", head)
+		case f.Field == "":
+			bad(a, "%s is set by wlc (the workload's model, the runner's host and port)", m.Option)
 			continue
 		}
-		t, typed := recipeTyped[head]
-		if !typed {
-			rest = append(rest, a)
-			continue
-		}
-		path := "serve." + t.field
-		if dotted && t.kind != kindConfig {
-			rest = append(rest, a)
-			continue
-		}
-		var v any
-		var err error
-		switch t.kind {
-		case kindConfig:
-			prev, _ := values[path].value.(map[string]any)
-			v, err = configValue(prev, a, sub, dotted)
-			if pv, seen := values[path]; seen {
-				text = pv.text + " " + text
-			}
-		case kindBool:
-			v, err = boolValue(a, negated)
-		default:
-			v, err = scalarValue(t.kind, a.Value, a.HasValue)
-		}
+		prev, seen := values[f.Field]
+		v, err := m.Typed(a.Value, a.HasValue, prev.value)
 		if err != nil {
 			bad(a, "%v", err)
 			continue
 		}
-		values[path] = derivedValue{value: v, text: text, source: a.Source, pos: a.Pos}
+		if seen && f.Kind == cmdline.JSON && m.Key != "" {
+			text = prev.text + " " + text
+		}
+		values[f.Field] = derivedValue{value: v, text: text, source: a.Source, pos: a.Pos}
 	}
 	if dpLocal != nil {
 		dp := 1
@@ -475,177 +404,6 @@ func impliedParallelism(values map[string]derivedValue) {
 			values[s] = derivedValue{value: 1, text: ref.text + " with " + strings.TrimPrefix(s, "serve.") + " 1", source: ref.source, pos: ref.pos}
 		}
 	}
-}
-
-func isFlagToken(tok string) bool {
-	if !strings.HasPrefix(tok, "-") || tok == "-" || tok == "--" {
-		return false
-	}
-	_, err := strconv.ParseFloat(tok, 64)
-	return err != nil
-}
-
-func boolValue(a recipes.Arg, negated bool) (bool, error) {
-	if !a.HasValue {
-		return !negated, nil
-	}
-	b, err := pyBool(a.Value)
-	if err != nil {
-		return false, fmt.Errorf("%s is a switch; its value %q is not a boolean", a.Flag, a.Value)
-	}
-	return b != negated, nil
-}
-
-func pyBool(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "true", "1", "yes":
-		return true, nil
-	case "false", "0", "no":
-		return false, nil
-	}
-	return false, fmt.Errorf("not a boolean")
-}
-
-func scalarValue(kind recipeKind, s string, has bool) (any, error) {
-	if !has {
-		return nil, fmt.Errorf("the option needs a value")
-	}
-	switch kind {
-	case kindInt:
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", s)
-		}
-		return n, nil
-	case kindNumber:
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a number", s)
-		}
-		return f, nil
-	case kindLen:
-		if s == "auto" {
-			return s, nil
-		}
-		// vLLM reads 1k as 1000 and 1K as 1024 (and m/M, g/G alike).
-		mult := 1
-		if n := len(s); n > 1 {
-			switch s[n-1] {
-			case 'k':
-				mult = 1000
-			case 'K':
-				mult = 1024
-			case 'm':
-				mult = 1000 * 1000
-			case 'M':
-				mult = 1024 * 1024
-			case 'g':
-				mult = 1000 * 1000 * 1000
-			case 'G':
-				mult = 1024 * 1024 * 1024
-			}
-			if mult > 1 {
-				s = s[:n-1]
-			}
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither a token count nor auto", s)
-		}
-		return n * mult, nil
-	}
-	return s, nil
-}
-
-// configValue reads a JSON config option: the whole object (replacing an
-// earlier one), or one dotted key (--x.a.b=v) set into it. A dotted value
-// is JSON when it parses as JSON, a Python boolean (True/False) as
-// vLLM's config classes coerce it, else a string.
-func configValue(prev map[string]any, a recipes.Arg, sub string, dotted bool) (map[string]any, error) {
-	if !a.HasValue {
-		return nil, fmt.Errorf("the option needs a value")
-	}
-	if !dotted {
-		v, err := jsonValue(a.Value)
-		m, isObj := v.(map[string]any)
-		if err != nil || !isObj {
-			return nil, fmt.Errorf("%s is not a JSON object", a.Value)
-		}
-		out := map[string]any{}
-		for k, v := range prev {
-			out[k] = v
-		}
-		for k, v := range m {
-			out[k] = v
-		}
-		return out, nil
-	}
-	out := deepCopy(prev)
-	keys := strings.Split(sub, ".")
-	m := out
-	for _, k := range keys[:len(keys)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	var v any
-	if j, err := jsonValue(a.Value); err == nil {
-		v = j
-	} else if b, err := pyBool(a.Value); err == nil && (a.Value == "True" || a.Value == "False" || a.Value == "true" || a.Value == "false") {
-		v = b
-	} else {
-		v = a.Value
-	}
-	m[keys[len(keys)-1]] = v
-	return out, nil
-}
-
-func deepCopy(m map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		if sub, ok := v.(map[string]any); ok {
-			v = deepCopy(sub)
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// jsonValue decodes JSON with integers kept as int (CUE tells 3 from 3.0).
-func jsonValue(s string) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data")
-	}
-	return numbers(v), nil
-}
-
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := strconv.Atoi(x.String()); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-	}
-	return v
 }
 
 func argTokens(units []recipes.Arg) []string {

@@ -11,19 +11,11 @@ import (
 
 // units groups argv tokens into flag units the way recipes.Compose does.
 func units(toks ...string) []recipes.Arg {
-	var out []recipes.Arg
-	for i := 0; i < len(toks); i++ {
-		a := recipes.Arg{Flag: toks[i], Source: "test", Pos: recipes.Pos{File: "r.yaml", Line: i + 1, Column: 1}}
-		if isFlagToken(a.Flag) && strings.Contains(a.Flag, "=") {
-			a.Flag, a.Value, _ = strings.Cut(a.Flag, "=")
-			a.HasValue, a.Eq = true, true
-		} else if isFlagToken(a.Flag) && i+1 < len(toks) && !isFlagToken(toks[i+1]) {
-			a.Value, a.HasValue = toks[i+1], true
-			i++
-		}
-		out = append(out, a)
+	var pos []recipes.Pos
+	for i := range toks {
+		pos = append(pos, recipes.Pos{File: "r.yaml", Line: i + 1, Column: 1})
 	}
-	return out
+	return recipes.Group(toks, pos, "test")
 }
 
 // TestDeriveArgs: each typed serve option from its argv spellings, the
@@ -118,14 +110,15 @@ func TestDeriveArgs(t *testing.T) {
 			errs: []string{"gives --data-parallel-size-local 2 from test at r.yaml:3:1, but data_parallel_size 8 over 2 node(s) is 4 per node"},
 		},
 		{
-			name: "errors", argv: []string{"--max-num-seqs", "many", "--distributed-executor-backend", "ray", "--port", "8000", "--chat-template", "$HEAD_IP/t.jinja", "--trust-remote-code", "yes please"},
-			want: map[string]any{},
+			name: "errors", argv: []string{"--max-num-seqs", "many", "--distributed-executor-backend", "ray", "--port", "8000", "--chat-template", "$HEAD_IP/t.jinja", "--trust-remote-code", "yes please", "--tensor-parallel", "2", "-cc.mode", "3"},
+			// a switch takes no value; prefixes and aliases are the typed options
+			want: map[string]any{"trust_remote_code": true, "tensor_parallel_size": 2, "compilation_config": map[string]any{"mode": 3}},
 			errs: []string{
 				`gives --max-num-seqs many from test at r.yaml:1:1, but "many" is not an integer`,
 				"gives --distributed-executor-backend ray from test at r.yaml:3:1, but wlc's runner starts vLLM with multiprocessing (mp) only",
 				"gives --port 8000 from test at r.yaml:5:1, but --port is set by wlc (the workload's model, the runner's host and port)",
 				"gives --chat-template $HEAD_IP/t.jinja from test at r.yaml:7:1, but $HEAD_IP is set only by the recipes site's launch script",
-				`gives --trust-remote-code yes please from test at r.yaml:9:1, but --trust-remote-code is a switch; its value "yes please" is not a boolean`,
+				`gives yes please from test at r.yaml:10:1, but vLLM reads it as a positional argument after the model (--trust-remote-code before it is a switch and takes no value) and refuses it`,
 			},
 		},
 	} {

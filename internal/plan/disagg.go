@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"sort"
 	"strconv"
 
@@ -98,7 +99,7 @@ func disagg(w schema.Workload, env []EnvVar) *Disagg {
 			if kv.KVConnectorExtraConfig != nil {
 				cfg["kv_connector_extra_config"] = kv.KVConnectorExtraConfig
 			}
-			args = append(args, "--kv-transfer-config", compactJSON(cfg))
+			args = append(args, "--kv-transfer-config", cmdline.Token(cfg))
 		}
 		tp, dp := r.role.Serve.TensorParallelSize, r.role.Serve.DataParallelSize
 		for i := 0; i < r.role.Count; i++ {

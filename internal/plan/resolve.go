@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -163,83 +163,12 @@ func uniqueSorted(in []string) []string {
 	return out
 }
 
-// serveArgs renders the typed serve options in a fixed order (model, then
-// parallelism, then the rest as vLLM groups them), extra_args last.
+// serveArgs renders the typed serve options in cmdline.VLLMServe's order
+// (model, then parallelism, then the rest as vLLM groups them), extra_args
+// last.
 func serveArgs(w schema.Workload) Serve {
 	s := w.Serve
-	a := []string{w.Model}
-	flag := func(name string, vals ...string) { a = append(append(a, "--"+name), vals...) }
-	if s.TensorParallelSize > 1 {
-		flag("tensor-parallel-size", strconv.Itoa(s.TensorParallelSize))
-	}
-	if s.PipelineParallelSize > 1 {
-		flag("pipeline-parallel-size", strconv.Itoa(s.PipelineParallelSize))
-	}
-	if s.DataParallelSize > 1 {
-		flag("data-parallel-size", strconv.Itoa(s.DataParallelSize))
-	}
-	if s.EnableExpertParallel {
-		flag("enable-expert-parallel")
-	}
-	if s.MaxModelLen != nil {
-		flag("max-model-len", scalar(s.MaxModelLen))
-	}
-	if s.MaxNumSeqs > 0 {
-		flag("max-num-seqs", strconv.Itoa(s.MaxNumSeqs))
-	}
-	if s.MaxNumBatchedTokens > 0 {
-		flag("max-num-batched-tokens", strconv.Itoa(s.MaxNumBatchedTokens))
-	}
-	if s.GPUMemoryUtilization > 0 {
-		flag("gpu-memory-utilization", scalar(s.GPUMemoryUtilization))
-	}
-	if s.KVCacheDtype != "" {
-		flag("kv-cache-dtype", s.KVCacheDtype)
-	}
-	if s.BlockSize > 0 {
-		flag("block-size", strconv.Itoa(s.BlockSize))
-	}
-	if s.EnablePrefixCaching != nil {
-		if *s.EnablePrefixCaching {
-			flag("enable-prefix-caching")
-		} else {
-			flag("no-enable-prefix-caching")
-		}
-	}
-	if s.TrustRemoteCode {
-		flag("trust-remote-code")
-	}
-	if s.TokenizerMode != "" {
-		flag("tokenizer-mode", s.TokenizerMode)
-	}
-	if s.LanguageModelOnly {
-		flag("language-model-only")
-	}
-	if s.MoEBackend != "" {
-		flag("moe-backend", s.MoEBackend)
-	}
-	if s.ToolCallParser != "" {
-		flag("tool-call-parser", s.ToolCallParser)
-	}
-	if s.EnableAutoToolChoice {
-		flag("enable-auto-tool-choice")
-	}
-	if s.ReasoningParser != "" {
-		flag("reasoning-parser", s.ReasoningParser)
-	}
-	for _, c := range []struct {
-		name string
-		v    map[string]any
-	}{
-		{"speculative-config", s.SpeculativeConfig},
-		{"compilation-config", s.CompilationConfig},
-		{"attention-config", s.AttentionConfig},
-		{"kernel-config", s.KernelConfig},
-	} {
-		if c.v != nil {
-			flag(c.name, compactJSON(c.v))
-		}
-	}
+	a := append([]string{w.Model}, cmdline.VLLMServe.Render(cmdline.Fields("serve.", s))...)
 	a = append(a, s.ExtraArgs...)
 	return Serve{
 		Args:                 a,
@@ -307,7 +236,7 @@ func BenchArgs(args map[string]any) []string {
 	keys := make([]string, 0, len(args))
 	norm := map[string]any{}
 	for k, v := range args {
-		n := strings.ReplaceAll(strings.TrimLeft(k, "-"), "_", "-")
+		n := BenchArgName(k)
 		norm[n] = v
 		keys = append(keys, n)
 	}
@@ -322,13 +251,18 @@ func BenchArgs(args map[string]any) []string {
 			}
 		case []any:
 			for _, e := range v {
-				out = append(out, "--"+k, scalar(e))
+				out = append(out, "--"+k, cmdline.Token(e))
 			}
 		default:
-			out = append(out, "--"+k, scalar(v))
+			out = append(out, "--"+k, cmdline.Token(v))
 		}
 	}
 	return out
+}
+
+// BenchArgName is the option name an args key renders as (after "--").
+func BenchArgName(key string) string {
+	return strings.ReplaceAll(strings.TrimLeft(key, "-"), "_", "-")
 }
 
 func lmEvalRuns(w schema.Workload) []LMEvalRun {
@@ -376,42 +310,16 @@ func bfclRun(w schema.Workload) *BFCLRun {
 		env = append(env, EnvVar{Name: "BFCL_MAXIMUM_STEP_LIMIT", Value: strconv.Itoa(b.MaximumStepLimit)})
 	}
 	if b.MaxTestCases != nil {
-		env = append(env, EnvVar{Name: "BFCL_MAX_TEST_CASES", Value: scalar(b.MaxTestCases)})
+		env = append(env, EnvVar{Name: "BFCL_MAX_TEST_CASES", Value: cmdline.Token(b.MaxTestCases)})
 	}
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	return &BFCLRun{
 		Categories: b.TestCategories,
 		Env:        env,
 		Generate: []string{"bfcl", "generate", "--model", w.Model, "--test-category", cats,
-			"--num-threads", strconv.Itoa(b.NumThreads), "--temperature", scalar(b.Temperature),
+			"--num-threads", strconv.Itoa(b.NumThreads), "--temperature", cmdline.Token(b.Temperature),
 			"--skip-server-setup"},
 		Evaluate: []string{"bfcl", "evaluate", "--model", w.Model, "--test-category", cats},
-	}
-}
-
-// scalar renders a decoded CUE value as one argv token: numbers without
-// exponent noise, structs and lists as compact JSON.
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
-			return strconv.FormatInt(int64(x), 10)
-		}
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	case nil:
-		return "null"
-	default:
-		return compactJSON(x)
 	}
 }
 
@@ -425,16 +333,7 @@ func pyLiteral(v any) string {
 	case nil:
 		return "None"
 	}
-	return scalar(v)
-}
-
-// compactJSON is deterministic: encoding/json sorts map keys.
-func compactJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return cmdline.Token(v)
 }
 
 var (

@@ -2,8 +2,8 @@ package recipes
 
 import (
 	"encoding/json"
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"reflect"
-	"strconv"
 	"strings"
 )
 
@@ -22,46 +22,20 @@ type Arg struct {
 	Pos    Pos
 }
 
-// shortFlags are vLLM's single-dash aliases.
-var shortFlags = map[string]string{
-	"tp":  "tensor-parallel-size",
-	"pp":  "pipeline-parallel-size",
-	"dp":  "data-parallel-size",
-	"dpl": "data-parallel-size-local",
-	"cc":  "compilation-config",
-	"q":   "quantization",
-}
-
 // Key is the flag's canonical identity the way vLLM's argument parser
-// sees it: single-dash aliases expanded, underscores in the name before
-// the first dot read as dashes (--max_num_seqs ≡ --max-num-seqs; the
-// dotted sub-keys of a JSON config flag keep theirs), and --no-x the
-// negation of --x.
+// sees it (cmdline.VLLMServe): aliases and abbreviations expanded,
+// underscores in the name before the first dot read as dashes
+// (--max_num_seqs ≡ --max-num-seqs; the dotted sub-keys of a JSON config
+// flag keep theirs), and --no-x the negation of --x.
 func (a Arg) Key() string {
 	k, _ := canonical(a.Flag)
 	return k
 }
 
 func canonical(flag string) (key string, negated bool) {
-	name := strings.TrimLeft(flag, "-")
-	if !strings.HasPrefix(flag, "--") {
-		head, rest, _ := strings.Cut(name, ".")
-		if long, ok := shortFlags[head]; ok {
-			name = long
-			if rest != "" {
-				name += "." + rest
-			}
-		}
-	}
-	head, rest, dotted := strings.Cut(name, ".")
-	head = strings.ReplaceAll(head, "_", "-")
-	if strings.HasPrefix(head, "no-") {
-		head, negated = strings.TrimPrefix(head, "no-"), true
-	}
-	if dotted {
-		head += "." + rest
-	}
-	return "--" + head, negated
+	m, _ := cmdline.VLLMServe.Resolve(flag)
+	m.Negated, negated = false, m.Negated
+	return m.Canonical(), negated
 }
 
 // effective is the value vLLM would read: a bare flag is "true", a bare
@@ -100,32 +74,24 @@ func (a Arg) Tokens() []string {
 	return []string{a.Flag}
 }
 
-func isFlag(tok string) bool {
-	if !strings.HasPrefix(tok, "-") || tok == "-" {
-		return false
-	}
-	if _, err := strconv.ParseFloat(tok, 64); err == nil {
-		return false // a negative number is a value
-	}
-	return true
-}
-
-// group splits argv tokens into flag units; a token that is not a flag and
-// follows no flag becomes a unit of its own (a positional).
-func group(toks []string, pos []Pos, source string) []Arg {
+// Group splits argv tokens into flag units the way vLLM's parser reads
+// them (cmdline.VLLMServe.Parse: a switch takes no value); a token that
+// follows no option becomes a unit of its own (a positional). pos are the
+// tokens' positions, source names where they come from.
+func Group(toks []string, pos []Pos, source string) []Arg {
 	var out []Arg
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		a := Arg{Flag: t, Source: source}
-		if i < len(pos) {
-			a.Pos = pos[i]
+	for _, u := range cmdline.VLLMServe.Parse(toks).Units {
+		a := Arg{Flag: toks[u.Start], Source: source, Value: u.Arg, HasValue: u.HasArg}
+		if u.Start < len(pos) {
+			a.Pos = pos[u.Start]
 		}
-		if isFlag(t) && strings.Contains(t, "=") {
-			a.Flag, a.Value, _ = strings.Cut(t, "=")
-			a.HasValue, a.Eq = true, true
-		} else if isFlag(t) && i+1 < len(toks) && !isFlag(toks[i+1]) {
-			a.Value, a.HasValue = toks[i+1], true
-			i++
+		if u.Match.HasValue {
+			// --flag=value, or -n2: one token
+			tok := toks[u.Start]
+			a.Flag = tok[:len(tok)-len(u.Match.Value)]
+			if a.Eq = strings.HasSuffix(a.Flag, "="); a.Eq {
+				a.Flag = strings.TrimSuffix(a.Flag, "=")
+			}
 		}
 		out = append(out, a)
 	}
@@ -158,7 +124,7 @@ type Conflict struct {
 func dedupe(in []Arg) ([]Arg, []Conflict) {
 	last := map[string]int{}
 	for i, a := range in {
-		if isFlag(a.Flag) {
+		if cmdline.IsOption(a.Flag) {
 			last[a.Key()] = i
 		}
 	}
@@ -166,7 +132,7 @@ func dedupe(in []Arg) ([]Arg, []Conflict) {
 	var conflicts []Conflict
 	seen := map[string]bool{}
 	for i, a := range in {
-		if !isFlag(a.Flag) {
+		if !cmdline.IsOption(a.Flag) {
 			out = append(out, a)
 			continue
 		}
@@ -181,7 +147,7 @@ func dedupe(in []Arg) ([]Arg, []Conflict) {
 		var units []Arg
 		differ := false
 		for _, b := range in[i:] {
-			if isFlag(b.Flag) && b.Key() == k {
+			if cmdline.IsOption(b.Flag) && b.Key() == k {
 				if len(units) > 0 && !sameValue(units[0].effective(), b.effective()) {
 					differ = true
 				}

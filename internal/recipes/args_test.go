@@ -46,7 +46,7 @@ func TestDedupeNormalization(t *testing.T) {
 		{"dotted sub-keys are distinct", []string{"--compilation-config", "{}", "--compilation-config.mode", "3"}, []string{"--compilation-config", "{}", "--compilation-config.mode", "3"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, conflicts := dedupe(group(tc.in, nil, "test"))
+			out, conflicts := dedupe(Group(tc.in, nil, "test"))
 			var got []string
 			for _, a := range out {
 				got = append(got, a.Tokens()...)

@@ -337,7 +337,7 @@ func (c *composer) listArgs(n node, source string) []Arg {
 		toks = append(toks, e.scalar())
 		pos = append(pos, e.pos())
 	}
-	return group(toks, pos, source)
+	return Group(toks, pos, source)
 }
 
 // parallel renders the computed parallel flags of rank (rule S8).
@@ -372,7 +372,7 @@ func (c *composer) parallel(rank int) []Arg {
 		toks = append(toks, rendezvous(rank, nodes)...)
 	}
 	pos := st.n.get("parallel_flag").pos()
-	return group(toks, []Pos{pos, pos, pos, pos, pos, pos, pos, pos, pos, pos, pos}, "computed parallelism ("+st.Name+")")
+	return Group(toks, []Pos{pos, pos, pos, pos, pos, pos, pos, pos, pos, pos, pos}, "computed parallelism ("+st.Name+")")
 }
 
 func rendezvous(rank, nodes int) []string {

@@ -101,7 +101,7 @@ func (c *composer) composePD(features []featureArgs) *PD {
 		for i := range ps {
 			ps[i] = pos
 		}
-		all = append(all, group(par, ps, "computed "+role+" pool parallelism ("+pool.Mode+")")...)
+		all = append(all, Group(par, ps, "computed "+role+" pool parallelism ("+pool.Mode+")")...)
 		add(c.so.get("extra_args"), "strategy_overrides."+st.Name+".extra_args")
 		add(c.so.get("vllm_args"), "strategy_overrides."+st.Name+".vllm_args")
 		add(ro.get("extra_args"), "strategy_overrides."+st.Name+"."+role+".extra_args")

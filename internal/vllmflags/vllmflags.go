@@ -13,6 +13,7 @@ package vllmflags
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"os"
 	"sort"
 	"strings"
@@ -44,6 +45,9 @@ type Catalog struct {
 	Label string
 	Serve map[string]*Flag
 	Bench map[string]*Flag
+	// serve and bench resolve tokens to the catalog's options the way
+	// vLLM's parser does (aliases, abbreviations, --no-x).
+	serve, bench *cmdline.Spec
 }
 
 type file struct {
@@ -71,26 +75,31 @@ func Load(path string) (*Catalog, error) {
 	if c.Label == "" {
 		c.Label = path
 	}
+	c.serve, c.bench = spec("vllm serve", c.Label, f.Serve), spec("vllm bench serve", c.Label, f.Bench)
 	return c, nil
+}
+
+// spec is the catalog's options as a release of a cmdline.Spec.
+func spec(cmd, label string, fs []*Flag) *cmdline.Spec {
+	rel := cmdline.Release{Label: label}
+	for _, f := range fs {
+		act := append([]string{f.Flag}, f.Aliases...)
+		if f.BoolPair {
+			act = append(act, "--no-"+strings.TrimPrefix(f.Flag, "--"))
+		}
+		rel.Actions = append(rel.Actions, act)
+	}
+	return &cmdline.Spec{Command: cmd, Releases: []cmdline.Release{rel}}
 }
 
 func index(fs []*Flag) map[string]*Flag {
 	m := map[string]*Flag{}
 	for _, f := range fs {
 		for _, n := range append([]string{f.Flag}, f.Aliases...) {
-			m[Normalize(n)] = f
+			m[n] = f
 		}
 	}
 	return m
-}
-
-// Normalize spells a flag the way vLLM's parser matches it: without
-// dashes in front, underscores as dashes (--max_num_seqs ≡ --max-num-seqs).
-func Normalize(tok string) string {
-	if !strings.HasPrefix(tok, "--") {
-		return tok // short aliases (-tp) are matched as written
-	}
-	return "--" + strings.ReplaceAll(strings.TrimLeft(tok, "-"), "_", "-")
 }
 
 // Finding is one problem in an argv; Index is the token it concerns.
@@ -100,39 +109,28 @@ type Finding struct {
 }
 
 // CheckServe checks `vllm serve` options (the tokens after the model).
-func (c *Catalog) CheckServe(args []string) []Finding { return c.check(c.Serve, "vllm serve", args) }
+func (c *Catalog) CheckServe(args []string) []Finding { return c.check(c.serve, c.Serve, args) }
 
 // CheckBench checks `vllm bench serve` options.
 func (c *Catalog) CheckBench(args []string) []Finding {
-	return c.check(c.Bench, "vllm bench serve", args)
+	return c.check(c.bench, c.Bench, args)
 }
 
-func (c *Catalog) check(flags map[string]*Flag, cmd string, args []string) []Finding {
+func (c *Catalog) check(sp *cmdline.Spec, flags map[string]*Flag, args []string) []Finding {
+	cmd := sp.Command
 	var out []Finding
 	for i := 0; i < len(args); i++ {
 		tok := args[i]
-		if !strings.HasPrefix(tok, "-") || tok == "-" {
+		m, isOption := sp.Resolve(tok)
+		if !isOption {
 			continue
 		}
-		name, value, hasValue := strings.Cut(tok, "=")
-		norm := Normalize(name)
-		// --attention-config.use_fp4_indexer_cache=true sets one key of a
-		// JSON config flag.
-		var sub string
-		if strings.HasPrefix(norm, "--") {
-			if base, key, ok := strings.Cut(norm, "."); ok {
-				norm, sub = base, strings.ReplaceAll(key, "-", "_")
-				// keys keep their own spelling; take it from the token
-				if j := strings.Index(name, "."); j >= 0 {
-					sub = name[j+1:]
-				}
-			}
-		}
+		name, _, _ := strings.Cut(tok, "=")
+		value, hasValue := m.Value, m.HasValue
+		norm, sub := m.Option, m.Key
 		f, ok := flags[norm]
-		if !ok && strings.HasPrefix(norm, "--no-") {
-			if g, found := flags["--"+strings.TrimPrefix(norm, "--no-")]; found && g.BoolPair {
-				continue
-			}
+		if ok && m.Negated {
+			continue
 		}
 		if !ok {
 			msg := fmt.Sprintf("%s in vLLM %s has no option %s", cmd, c.Label, name)

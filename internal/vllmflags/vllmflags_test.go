@@ -29,7 +29,9 @@ func TestCheckServe(t *testing.T) {
 		want []string // "index: message substring"
 	}{
 		{"valid spellings", main, []string{"--tensor-parallel-size", "8", "-tp", "8", "--max_num_seqs", "256", "--max-model-len=auto", "--enable-prefix-caching", "--no-enable-prefix-caching", "--trust-remote-code"}, nil},
-		{"typo suggests the real flag", main, []string{"--max-num-seq", "8"}, []string{"0: has no option --max-num-seq; did you mean --max-num-seqs?"}},
+		{"typo suggests the real flag", main, []string{"--max-num-seqz", "8"}, []string{"0: has no option --max-num-seqz; did you mean --max-num-seqs?"}},
+		// argparse reads an unambiguous prefix as the option, an alias as its flag
+		{"abbreviation", main, []string{"--max-num-seq", "8", "--enforce", "-tp", "2", "--no-enable-prefix"}, nil},
 		{"value outside choices", main, []string{"--kv-cache-dtype", "fp9"}, []string{"1: --kv-cache-dtype fp9: vLLM main-2026-08-17 accepts auto, bfloat16"}},
 		// perf-eval build 311: the pinned nightly rejected this key.
 		{"unknown JSON config key (dotted)", main, []string{"--attention-config.use_trtllm_ragged_deepseek_prefill=True"}, []string{`0: --attention-config has no key "use_trtllm_ragged_deepseek_prefill"`}},
