@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,12 +26,19 @@ import (
 // A golden archive (testdata/backends/buildkite/*.txtar) holds a workloads
 // package (cue.mod/, workloads/), the exporting environment (`env`: one
 // NAME=value per line; WORKLOADS in it selects, otherwise the nightly set)
-// and the expected `pipeline.yml`. WLC_UPDATE=1 rewrites pipeline.yml.
+// and the expected `pipeline.yml` (or, over the jobs-per-upload limit,
+// `pipeline-1.yml`, … in upload order). WLC_UPDATE=1 rewrites them.
 type golden struct {
 	path    string
 	archive *txtar.Archive
 	env     map[string]string
-	want    []byte
+	want    []backends.Artifact // the archive's pipeline files, in archive order
+}
+
+// isPipelineFile reports whether an archive file is an expected pipeline.
+func isPipelineFile(name string) bool {
+	ok, _ := filepath.Match("pipeline*.yml", name)
+	return ok
 }
 
 func goldenDir(t *testing.T) string {
@@ -62,8 +71,10 @@ func readGoldens(t *testing.T) []*golden {
 					}
 					g.env[k] = v
 				}
-			case "pipeline.yml":
-				g.want = file.Data
+			default:
+				if isPipelineFile(file.Name) {
+					g.want = append(g.want, backends.Artifact{Path: file.Name, Data: file.Data})
+				}
 			}
 		}
 		out = append(out, g)
@@ -75,7 +86,7 @@ func readGoldens(t *testing.T) []*golden {
 // the way `wlc export` does.
 func (g *golden) plans(t *testing.T) []plan.Workload {
 	t.Helper()
-	dir := runnertest.Extract(t, g.archive, func(name string) bool { return name != "env" && name != "pipeline.yml" })
+	dir := runnertest.Extract(t, g.archive, func(name string) bool { return name != "env" && !isPipelineFile(name) })
 	r := runnertest.LoadDir(t, dir)
 	var cands []selection.Candidate
 	for _, w := range r.Workloads {
@@ -96,6 +107,17 @@ func (g *golden) plans(t *testing.T) []plan.Workload {
 
 func lowerPipeline(t *testing.T, b backends.Backend, ws []plan.Workload, env map[string]string) []byte {
 	t.Helper()
+	arts := lowerPipelines(t, b, ws, env)
+	if len(arts) != 1 || arts[0].Path != buildkite.PipelineFile {
+		t.Fatalf("Lower produced %d artifacts, want exactly %s", len(arts), buildkite.PipelineFile)
+	}
+	return arts[0].Data
+}
+
+// lowerPipelines lowers ws into one or (over the jobs-per-upload limit)
+// several pipelines.
+func lowerPipelines(t testing.TB, b backends.Backend, ws []plan.Workload, env map[string]string) []backends.Artifact {
+	t.Helper()
 	arts, err := b.Lower(ws, backends.Options{Env: env, WorkloadsDir: "workloads"})
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
@@ -103,10 +125,20 @@ func lowerPipeline(t *testing.T, b backends.Backend, ws []plan.Workload, env map
 	if err := backends.CheckArtifacts(arts); err != nil {
 		t.Fatal(err)
 	}
-	if len(arts) != 1 || arts[0].Path != buildkite.PipelineFile {
-		t.Fatalf("Lower produced %d artifacts, want exactly %s", len(arts), buildkite.PipelineFile)
+	return arts
+}
+
+// sameArtifacts reports whether a and b are the same files in the same order.
+func sameArtifacts(a, b []backends.Artifact) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	return arts[0].Data
+	for i := range a {
+		if a[i].Path != b[i].Path || !bytes.Equal(a[i].Data, b[i].Data) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestGolden lowers every archive, compares with its pipeline.yml and runs
@@ -122,23 +154,25 @@ func TestGolden(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(g.path), ".txtar"), func(t *testing.T) {
 			ws := g.plans(t)
 			b := buildkite.New(runners)
-			got := lowerPipeline(t, b, ws, g.env)
-			if again := lowerPipeline(t, buildkite.New(runners), ws, g.env); !bytes.Equal(got, again) {
-				t.Fatalf("two exports differ:\n%s\n---\n%s", got, again)
+			got := lowerPipelines(t, b, ws, g.env)
+			if again := lowerPipelines(t, buildkite.New(runners), ws, g.env); !sameArtifacts(got, again) {
+				t.Fatal("two exports differ")
 			}
-			if !bytes.Equal(got, g.want) {
+			if !sameArtifacts(got, g.want) {
 				if update {
 					writeGolden(t, g, got)
 				} else {
-					t.Errorf("pipeline differs from %s (WLC_UPDATE=1 rewrites it; read the diff):\n%s", g.path, lineDiff(g.want, got))
+					t.Errorf("pipelines differ from %s (WLC_UPDATE=1 rewrites them; read the diff):\n%s", g.path, artifactsDiff(g.want, got))
 				}
 			}
 
-			bktest.ValidateSchema(t, got)
-			bktest.RoundTrip(t, got)
-			uploaded := bktest.DryRun(t, got, g.env)
-
-			steps := uploadedSteps(t, uploaded)
+			// Each pipeline is one upload: each must pass on its own.
+			var steps []uploadedStep
+			for _, a := range got {
+				bktest.ValidateSchema(t, a.Data)
+				bktest.RoundTrip(t, a.Data)
+				steps = append(steps, uploadedSteps(t, bktest.DryRun(t, a.Data, g.env))...)
+			}
 			if len(steps) != len(ws) {
 				t.Fatalf("agent uploaded %d steps, want %d", len(steps), len(ws))
 			}
@@ -198,22 +232,30 @@ func scriptOf(t *testing.T, cmd string) []byte {
 	return data
 }
 
-func writeGolden(t *testing.T, g *golden, data []byte) {
+func writeGolden(t *testing.T, g *golden, arts []backends.Artifact) {
 	t.Helper()
-	found := false
-	for i := range g.archive.Files {
-		if g.archive.Files[i].Name == "pipeline.yml" {
-			g.archive.Files[i].Data = data
-			found = true
-		}
+	files := slices.DeleteFunc(g.archive.Files, func(f txtar.File) bool { return isPipelineFile(f.Name) })
+	for _, a := range arts {
+		files = append(files, txtar.File{Name: a.Path, Data: a.Data})
 	}
-	if !found {
-		g.archive.Files = append(g.archive.Files, txtar.File{Name: "pipeline.yml", Data: data})
-	}
+	g.archive.Files = files
 	if err := os.WriteFile(g.path, txtar.Format(g.archive), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("rewrote %s", g.path)
+}
+
+// artifactsDiff is lineDiff of the files' concatenation, each headed by
+// its name.
+func artifactsDiff(want, got []backends.Artifact) string {
+	cat := func(as []backends.Artifact) []byte {
+		var b bytes.Buffer
+		for _, a := range as {
+			fmt.Fprintf(&b, "== %s ==\n%s", a.Path, a.Data)
+		}
+		return b.Bytes()
+	}
+	return lineDiff(cat(want), cat(got))
 }
 
 // lineDiff shows how got differs from want, with each step's base64

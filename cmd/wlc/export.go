@@ -177,7 +177,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	}
 	if o.out == "" {
 		if len(arts) != 1 {
-			return usagef("the %s backend produced %d files; write them with -o DIR", b.Name(), len(arts))
+			return usagef("the %s backend produced %d files; write them with -o DIR (%s)", b.Name(), len(arts), artifactNames(arts))
 		}
 		_, err := e.stdout.Write(arts[0].Data)
 		return err
@@ -252,6 +252,19 @@ func backendList() string {
 		fmt.Fprintf(&b, "  %-10s %s\n", be.Name(), be.Summary())
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// artifactNames lists the first few artifact paths for a message.
+func artifactNames(arts []backends.Artifact) string {
+	var names []string
+	for i, a := range arts {
+		if i == 3 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, a.Path)
+	}
+	return strings.Join(names, ", ")
 }
 
 func btoi(b bool) int {
