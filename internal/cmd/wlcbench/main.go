@@ -34,10 +34,13 @@ type options struct {
 	base   string // a second wlc to compare with (before/after); optional
 	cue    string
 	python string
-	shared string // the reference corpus (../shared)
-	dir    string // keep the generated packages here; empty: a temp dir
-	root   string // the wlc checkout
+	shared string   // the reference corpus (../shared)
+	dir    string   // keep the generated packages here; empty: a temp dir
+	root   string   // the wlc checkout
+	only   []string // tool kinds to run (vet, cue, export, generator); empty: all
 }
+
+var toolKinds = []string{"vet", "cue", "export", "generator"}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
@@ -66,6 +69,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.python, "python", "", "python3 with PyYAML for generate_pipeline.py (default: /usr/bin/python3, else python3 on PATH)")
 	fs.StringVar(&o.shared, "shared", "", "the reference corpus (default: $WLC_SHARED, else ../shared beside the checkout)")
 	fs.StringVar(&o.dir, "dir", "", "write the generated packages here and keep them (default: a temporary directory)")
+	only := fs.String("only", "", "run only these tools (comma-separated: vet, cue, export, generator), e.g. vet,export with -base for a cheaper before/after")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -82,6 +86,14 @@ func parseFlags(args []string) (options, error) {
 		}
 	}
 	slices.Sort(o.ns)
+	if *only != "" {
+		for _, k := range strings.Split(*only, ",") {
+			if k = strings.TrimSpace(k); !slices.Contains(toolKinds, k) {
+				return o, fmt.Errorf("%w: -only %q: %q is not one of %s", errUsage, *only, k, strings.Join(toolKinds, ", "))
+			}
+			o.only = append(o.only, k)
+		}
+	}
 	if o.reps < 1 {
 		return o, fmt.Errorf("%w: -reps %d: want at least 1", errUsage, o.reps)
 	}
@@ -214,6 +226,9 @@ func run(o options, stdout, progress io.Writer) error {
 		}
 	}
 	ts := tools(e.wlc, e.base, e.cue, e.python)
+	if len(o.only) > 0 {
+		ts = slices.DeleteFunc(ts, func(t tool) bool { return !slices.Contains(o.only, t.kind) })
+	}
 	res := results{ns: o.ns, reps: o.reps, tools: ts, samples: map[key][]sample{}}
 	load0 := loadavg()
 	scratch := filepath.Join(work, "stdout")
@@ -240,6 +255,7 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintf(stdout, "  %s/%s, %d CPUs, load average %s at start, %s at end\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load0, loadavg())
 	fmt.Fprintf(stdout, "  cue %s (%s); %s (%s)\n", e.cueVersion, e.cue, e.pythonVersion, e.python)
+	fmt.Fprintf(stdout, "  peak RSS includes the benchmark's own resident set at each spawn, at most %d MB\n", res.maxFloorKiB()/1024)
 	if e.base != "" {
 		fmt.Fprintf(stdout, "  wlc %s; base %s\n", e.wlc, e.base)
 	}

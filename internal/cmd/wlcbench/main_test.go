@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/wlcdev/wlc/internal/testenv"
@@ -128,14 +130,14 @@ func TestStats(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
-	o, err := parseFlags([]string{"-n", "2000, 1000,1000", "-reps", "5"})
+	o, err := parseFlags([]string{"-n", "2000, 1000,1000", "-reps", "5", "-only", "vet, export"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(o.ns) != "[1000 2000]" || o.reps != 5 {
-		t.Errorf("ns = %v, reps = %d", o.ns, o.reps)
+	if fmt.Sprint(o.ns) != "[1000 2000]" || o.reps != 5 || fmt.Sprint(o.only) != "[vet export]" {
+		t.Errorf("ns = %v, reps = %d, only = %v", o.ns, o.reps, o.only)
 	}
-	for _, args := range [][]string{{"-n", "0"}, {"-n", "ten"}, {"-reps", "0"}, {"extra"}, {"-nope"}} {
+	for _, args := range [][]string{{"-n", "0"}, {"-n", "ten"}, {"-reps", "0"}, {"extra"}, {"-nope"}, {"-only", "vet,wlc"}} {
 		if _, err := parseFlags(args); !errors.Is(err, errUsage) {
 			t.Errorf("parseFlags(%q) = %v, want a usage error", args, err)
 		}
@@ -150,5 +152,37 @@ func TestIsOverride(t *testing.T) {
 		if got := isOverride(name); got != want {
 			t.Errorf("isOverride(%s) = %v", name, got)
 		}
+	}
+}
+
+// TestChildPeakExcludesOurs: Linux counts the parent's peak RSS into a
+// vfork+exec child's ru_maxrss, so without lowerOwnPeak `true` reports
+// the 128 MB this test touched; with it, a few MB.
+func TestChildPeakExcludesOurs(t *testing.T) {
+	if _, err := os.Stat("/proc/self/clear_refs"); err != nil {
+		t.Skip("no /proc/self/clear_refs (not Linux)")
+	}
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true on PATH")
+	}
+	b := make([]byte, 128<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	b = nil
+	childPeakMB := func() int64 {
+		c := exec.Command(trueBin)
+		if err := c.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return maxrssKiB(c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+	}
+	if got := childPeakMB(); got < 100 {
+		t.Logf("true reported %d MB before the reset: this kernel does not carry the parent's peak over", got)
+	}
+	lowerOwnPeak()
+	if got := childPeakMB(); got > 48 {
+		t.Errorf("true reported a peak RSS of %d MB after lowerOwnPeak, want the few MB it uses", got)
 	}
 }
