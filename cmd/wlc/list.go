@@ -35,8 +35,18 @@ func newListCmd(e *env) *cobra.Command {
 				if w.Serve.EnableExpertParallel {
 					ep = "yes"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%d\t%d\t%d\t%s\t%s\t%s\n", w.Name, w.Profile, p.Hardware, p.Runtime,
-					w.Nodes, w.GPUsPerNode, w.Serve.TensorParallelSize, w.Serve.DataParallelSize, w.Serve.PipelineParallelSize,
+				tp, dp, pp := fmt.Sprint(w.Serve.TensorParallelSize), fmt.Sprint(w.Serve.DataParallelSize), fmt.Sprint(w.Serve.PipelineParallelSize)
+				if d := w.Disagg; d != nil {
+					// Disaggregated: prefill/decode instance sizes.
+					tp = fmt.Sprintf("%d/%d", d.Prefill.Serve.TensorParallelSize, d.Decode.Serve.TensorParallelSize)
+					dp = fmt.Sprintf("%d/%d", d.Prefill.Serve.DataParallelSize, d.Decode.Serve.DataParallelSize)
+					pp = "-"
+					if d.Prefill.Serve.EnableExpertParallel || d.Decode.Serve.EnableExpertParallel {
+						ep = "yes"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Name, w.Profile, p.Hardware, p.Runtime,
+					w.Nodes, w.GPUsPerNode, tp, dp, pp,
 					ep, w.Precision, strings.Replace(fmt.Sprint(w.Nightly), "false", "-", 1))
 			}
 			return tw.Flush()

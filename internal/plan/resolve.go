@@ -85,6 +85,12 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	p.Serve = serveArgs(w)
 	if w.Disagg != nil {
 		p.Disagg = disagg(w, p.Env)
+		// The GPUs the server uses are every instance's (the schema
+		// makes them the job's nodes × gpus_per_node).
+		p.GPUs = 0
+		for _, in := range p.Disagg.Instances {
+			p.GPUs += in.Nodes * in.GPUsPerNode
+		}
 	}
 	if w.VLLMBench != nil {
 		p.Bench = benchRuns(w)
