@@ -12,13 +12,12 @@ import (
 )
 
 // Finding is one problem a Slurm rule found. Field is relative to the
-// profile (ProfileField) or to the workload; the loader turns it into a
-// position, the backend into an error.
+// profile (CheckCluster) or to the workload (CheckWorkload); wlc vet turns
+// it into a position (VetProfile, VetWorkload), Lower into an error.
 type Finding struct {
-	Field        string
-	ProfileField bool
-	Warning      bool
-	Message      string
+	Field   string
+	Warning bool
+	Message string
 }
 
 func (f Finding) String() string { return f.Field + ": " + f.Message }
@@ -102,13 +101,24 @@ func ownedBy(name string, owned map[string]string) (string, string, bool) {
 	return "", "", false
 }
 
-// CheckCluster applies the rules of a profile's slurm block that need no
-// workload. Every value that reaches an #SBATCH line or srun's argv is
-// checked here, at vet time; Lower checks again and refuses to emit.
-func CheckCluster(c *schema.SlurmCluster) []Finding {
+// CheckCluster applies the rules of a profile's slurm block on the
+// profile's hardware, which need no workload. Every value that reaches an
+// #SBATCH line or srun's argv is checked here, at vet time; Lower checks
+// again and refuses to emit.
+func CheckCluster(c *schema.SlurmCluster, hw schema.Hardware) []Finding {
 	var fs []Finding
 	add := func(field string, warn bool, format string, args ...any) {
-		fs = append(fs, Finding{Field: "slurm." + field, ProfileField: true, Warning: warn, Message: fmt.Sprintf(format, args...)})
+		fs = append(fs, Finding{Field: "slurm." + field, Warning: warn, Message: fmt.Sprintf(format, args...)})
+	}
+	if c.Gres != "" && sbatchValue.MatchString(c.Gres) {
+		// --gres=gpu[:type]:N asks N GPUs per node; wlc sizes jobs with
+		// gpus_per_node, so both must agree (CheckWorkload).
+		switch n, ok := GresCount(c.Gres); {
+		case !ok:
+			add("gres", false, "cannot read the GPU count in gres %q; write gpu[:type]:N", c.Gres)
+		case hw.GPUsPerNode > 0 && n > hw.GPUsPerNode:
+			add("gres", false, "gres %s asks %d GPUs per node but a %s node has %d", c.Gres, n, hw.Name, hw.GPUsPerNode)
+		}
 	}
 	for _, v := range []struct{ field, value string }{
 		{"partition", c.Partition}, {"account", c.Account}, {"qos", c.QOS},
@@ -194,9 +204,6 @@ func CheckWorkload(nodes, gpusPerNode, startupTimeoutS int, hw schema.Hardware, 
 	nodeSize := hw.GPUsPerNode
 	if c.Gres != "" {
 		if n, ok := GresCount(c.Gres); ok {
-			if n > hw.GPUsPerNode {
-				fs = append(fs, Finding{Field: "slurm.gres", ProfileField: true, Message: fmt.Sprintf("gres %s asks %d GPUs per node but a %s node has %d", c.Gres, n, hw.Name, hw.GPUsPerNode)})
-			}
 			if n != gpusPerNode {
 				add("gpus_per_node", false, "gpus_per_node is %d but profile slurm.gres %s reserves %d GPUs per node; the server would run on %d of them. Use gpus_per_node %d or a profile whose gres matches", gpusPerNode, c.Gres, n, gpusPerNode, n)
 			}

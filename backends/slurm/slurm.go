@@ -82,14 +82,13 @@ func validate(w plan.Workload) error {
 	if w.StartupTimeoutS < 1 {
 		bad("startup_timeout_s must be at least 1")
 	}
-	findings := append(CheckCluster(c), CheckWorkload(w.Nodes, w.GPUsPerNode, w.StartupTimeoutS, w.Hardware, c)...)
-	for _, f := range findings {
-		if f.Warning {
-			continue
-		}
-		if f.ProfileField {
+	for _, f := range CheckCluster(c, w.Hardware) {
+		if !f.Warning {
 			bad("profile %s: %s", p.Name, f)
-		} else {
+		}
+	}
+	for _, f := range CheckWorkload(w.Nodes, w.GPUsPerNode, w.StartupTimeoutS, w.Hardware, c) {
+		if !f.Warning {
 			bad("%s", f)
 		}
 	}

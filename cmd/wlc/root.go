@@ -11,6 +11,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
 
+	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/load"
 )
@@ -46,11 +47,24 @@ type env struct {
 // loadWorkloads runs the loader once for the run and prints its findings.
 // It returns the result even when it has errors, so vet can report and
 // list/show can refuse.
-func (e *env) loadWorkloads(dir string, opts ...load.Options) (*load.Result, error) {
+func (e *env) loadWorkloads(dir string, o load.Options) (*load.Result, error) {
 	if e.ctx == nil {
 		e.ctx = cuecontext.New()
 	}
-	return load.Load(e.ctx, dir, e.cwd, opts...), nil
+	o.Vetters = vetters()
+	return load.Load(e.ctx, dir, e.cwd, o), nil
+}
+
+// vetters are the registered backends' vet-time rules: wlc vet reports
+// what a backend's Lower would refuse, at the user's field.
+func vetters() []load.Vetter {
+	var out []load.Vetter
+	for _, b := range registry.All() {
+		if v, ok := b.(load.Vetter); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // requireClean prints findings and fails when any is an error.

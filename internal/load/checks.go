@@ -60,13 +60,7 @@ func (l *loader) checkProfile(pv cue.Value, p schema.Profile) {
 			l.report(diag.Error, base, pv, "env."+quoteLabel(name), "%s is a secret of this profile; its value must not be written into generated files: remove it from env (it is passed by name from the agent's environment)", name)
 		}
 	}
-	if p.Slurm != nil && p.Runtime == "slurm" && p.Slurm.Gres != "" {
-		// --gres=gpu[:type]:N asks N GPUs per node; wlc sizes jobs with
-		// gpus_per_node, so both must agree (checked per workload).
-		if _, ok := gresCount(p.Slurm.Gres); !ok {
-			l.report(diag.Error, base, pv, "slurm.gres", "cannot read the GPU count in gres %q; write gpu[:type]:N", p.Slurm.Gres)
-		}
-	}
+	l.vetProfile(pv, p)
 }
 
 // checkFields applies the Go rules that read single fields (env against
@@ -151,7 +145,7 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	l.checkFields(wv, w)
 
 	if known {
-		l.checkSlurm(wv, base, w, prof)
+		l.vetWorkload(wv, base, w, prof)
 	}
 	l.checkFlags(wv, base, w)
 	l.checkDisagg(wv, base, w)
@@ -223,15 +217,6 @@ func precisionMatches(hint, precision string) bool {
 		return precision == "int8" || precision == "fp8"
 	}
 	return hint == precision
-}
-
-func gresCount(gres string) (int, bool) {
-	parts := strings.Split(gres, ":")
-	var n int
-	if _, err := fmt.Sscanf(parts[len(parts)-1], "%d", &n); err != nil || n < 1 {
-		return 0, false
-	}
-	return n, true
 }
 
 func containsStr(list []string, s string) bool {

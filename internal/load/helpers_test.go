@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue/cuecontext"
 
+	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/load"
 )
 
@@ -67,7 +68,7 @@ func writePkg(t testing.TB, files map[string]string) string {
 // loadPkg loads root/workloads with positions relative to root.
 func loadPkg(t testing.TB, root string) *load.Result {
 	t.Helper()
-	return load.Load(cuecontext.New(), filepath.Join(root, "workloads"), root)
+	return load.Load(cuecontext.New(), filepath.Join(root, "workloads"), root, load.Options{Vetters: []load.Vetter{slurm.Backend{}}})
 }
 
 // diagLines renders every finding as `file:line:col: severity: path: message`.

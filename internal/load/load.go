@@ -77,6 +77,8 @@ type Options struct {
 	// `recipe` derive from (see recipe_refs.go); it is read only when a
 	// workload has one.
 	RecipesDir string
+	// Vetters are the backends' vet-time rules (see Vetter).
+	Vetters []Vetter
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
