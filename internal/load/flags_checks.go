@@ -9,6 +9,7 @@ import (
 	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/schema"
 )
 
 // checkFlags checks the rendered `vllm serve` and `vllm bench serve` argv
@@ -19,27 +20,48 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 		return
 	}
 	cat := l.opts.VLLMFlags.For(w.Image)
-	serve := plan.ServeArgs(w.Workload).Args[1:] // after the model
-	extra := len(w.Serve.ExtraArgs)
-	for _, f := range cat.CheckServe(serve) {
-		field := "serve"
-		if f.Index >= len(serve)-extra {
-			if i := f.Index - (len(serve) - extra); i < w.ownExtraArgs() {
-				field = "recipe"
-			} else {
-				field = fmt.Sprintf("serve.extra_args[%d]", i-w.ownExtraArgs())
-			}
-		} else {
-			for j := f.Index; j >= 0; j-- {
-				if m, ok := cmdline.VLLMServe.Resolve(serve[j]); ok {
-					if m.Flag != nil && strings.HasPrefix(m.Flag.Field, "serve.") {
-						field = m.Flag.Field
+	check := func(prefix string, serve []string, extra, own int) {
+		for _, f := range cat.CheckServe(serve) {
+			field := "serve"
+			switch {
+			case f.Index >= len(serve)-extra:
+				if i := f.Index - (len(serve) - extra); i < own {
+					field = "recipe"
+				} else {
+					field = fmt.Sprintf("serve.extra_args[%d]", i-own)
+				}
+			default:
+				for j := f.Index; j >= 0; j-- {
+					if m, ok := cmdline.VLLMServe.Resolve(serve[j]); ok {
+						if m.Flag != nil && strings.HasPrefix(m.Flag.Field, "serve.") {
+							field = m.Flag.Field
+						} else if m.Option == "--kv-transfer-config" {
+							field = "kv_transfer"
+						}
+						break
 					}
-					break
 				}
 			}
+			l.report(diag.Error, base, wv, prefix+field, "%s", f.Message)
 		}
-		l.report(diag.Error, base, wv, field, "%s", f.Message)
+	}
+	check("", plan.ServeArgs(w.Workload).Args[1:], len(w.Serve.ExtraArgs), w.ownExtraArgs())
+	if d := w.Disagg; d != nil {
+		// Each role's own options, and the KV transfer config wlc renders
+		// from its kv_transfer (its keys are KVTransferConfig's).
+		for _, r := range []struct {
+			name string
+			role schema.DisaggRole
+		}{{"prefill", d.Prefill}, {"decode", d.Decode}} {
+			argv := plan.ServeArgs(schema.Workload{Model: w.Model, Serve: r.role.Serve}).Args[1:]
+			extra := len(r.role.Serve.ExtraArgs)
+			if r.role.KVTransfer != nil {
+				typed := append([]string(nil), argv[:len(argv)-extra]...)
+				typed = append(typed, "--kv-transfer-config", plan.KVTransferConfig(r.role.KVTransfer))
+				argv = append(typed, argv[len(argv)-extra:]...)
+			}
+			check("disagg."+r.name+".", argv, extra, 0)
+		}
 	}
 	for _, run := range plan.BenchRuns(w.Workload) {
 		ci := 0

@@ -89,17 +89,7 @@ func disagg(w schema.Workload, env []EnvVar) *Disagg {
 		var connector string
 		if kv := r.role.KVTransfer; kv != nil {
 			connector = kv.KVConnector
-			cfg := map[string]any{"kv_connector": kv.KVConnector, "kv_role": kv.KVRole}
-			if kv.KVLoadFailurePolicy != "" {
-				cfg["kv_load_failure_policy"] = kv.KVLoadFailurePolicy
-			}
-			if kv.KVBufferDevice != "" {
-				cfg["kv_buffer_device"] = kv.KVBufferDevice
-			}
-			if kv.KVConnectorExtraConfig != nil {
-				cfg["kv_connector_extra_config"] = kv.KVConnectorExtraConfig
-			}
-			args = append(args, "--kv-transfer-config", cmdline.Token(cfg))
+			args = append(args, "--kv-transfer-config", KVTransferConfig(kv))
 		}
 		tp, dp := r.role.Serve.TensorParallelSize, r.role.Serve.DataParallelSize
 		for i := 0; i < r.role.Count; i++ {
@@ -148,4 +138,20 @@ func overEnv(base []EnvVar, over map[string]string) []EnvVar {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// KVTransferConfig renders kv as vLLM's --kv-transfer-config: compact
+// JSON, keys sorted, unset options left out.
+func KVTransferConfig(kv *schema.KVTransfer) string {
+	cfg := map[string]any{"kv_connector": kv.KVConnector, "kv_role": kv.KVRole}
+	if kv.KVLoadFailurePolicy != "" {
+		cfg["kv_load_failure_policy"] = kv.KVLoadFailurePolicy
+	}
+	if kv.KVBufferDevice != "" {
+		cfg["kv_buffer_device"] = kv.KVBufferDevice
+	}
+	if kv.KVConnectorExtraConfig != nil {
+		cfg["kv_connector_extra_config"] = kv.KVConnectorExtraConfig
+	}
+	return cmdline.Token(cfg)
 }
