@@ -153,6 +153,24 @@ func setup(o *options, work string) (*env, error) {
 			return nil, fmt.Errorf("%s embeds CUE %q, want %q (the -wlc binary's)", bin, v, e.cueVersion)
 		}
 	}
+	if o.runs("cue") {
+		if err := findCue(o, e); err != nil {
+			return nil, err
+		}
+	}
+	if o.runs("generator") {
+		if err := findPython(o, e); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// runs reports whether the tools of kind are measured.
+func (o *options) runs(kind string) bool { return len(o.only) == 0 || slices.Contains(o.only, kind) }
+
+// findCue finds the cue CLI and checks it is the CUE version wlc embeds.
+func findCue(o *options, e *env) error {
 	e.cue = o.cue
 	if e.cue == "" {
 		if gopath, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
@@ -167,29 +185,36 @@ func setup(o *options, work string) (*env, error) {
 	}
 	install := "go install cuelang.org/go/cmd/cue@" + e.cueVersion
 	if e.cue == "" {
-		return nil, fmt.Errorf("%w: no cue CLI in $(go env GOPATH)/bin or on PATH; install the version wlc embeds: %s", errMissing, install)
+		return fmt.Errorf("%w: no cue CLI in $(go env GOPATH)/bin or on PATH; install the version wlc embeds: %s", errMissing, install)
 	}
 	out, err := exec.Command(e.cue, "version").Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s version: %v", e.cue, err)
+		return fmt.Errorf("%s version: %v", e.cue, err)
 	}
 	if first, _, _ := strings.Cut(string(out), "\n"); first != "cue version "+e.cueVersion {
-		return nil, fmt.Errorf("%s reports %q but wlc embeds CUE %s (go.mod): %s", e.cue, first, e.cueVersion, install)
+		return fmt.Errorf("%s reports %q but wlc embeds CUE %s (go.mod): %s", e.cue, first, e.cueVersion, install)
 	}
+	return nil
+}
+
+// findPython finds a python3 that imports yaml, for perf-eval's generator.
+func findPython(o *options, e *env) error {
 	e.python = o.python
 	if e.python == "" {
 		if _, err := os.Stat("/usr/bin/python3"); err == nil {
 			e.python = "/usr/bin/python3" // Debian's, with python3-yaml
-		} else if e.python, err = exec.LookPath("python3"); err != nil {
-			return nil, fmt.Errorf("%w: no python3 for perf-eval's generator: apt-get install python3 python3-yaml", errMissing)
+		} else if p, err := exec.LookPath("python3"); err == nil {
+			e.python = p
+		} else {
+			return fmt.Errorf("%w: no python3 for perf-eval's generator: apt-get install python3 python3-yaml", errMissing)
 		}
 	}
-	out, err = exec.Command(e.python, "-c", "import sys, yaml; print('Python', sys.version.split()[0] + ',', 'PyYAML', yaml.__version__)").CombinedOutput()
+	out, err := exec.Command(e.python, "-c", "import sys, yaml; print('Python', sys.version.split()[0] + ',', 'PyYAML', yaml.__version__)").CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s cannot import yaml (perf-eval's generator needs it): apt-get install python3-yaml\n%s", errMissing, e.python, out)
+		return fmt.Errorf("%w: %s cannot import yaml (perf-eval's generator needs it): apt-get install python3-yaml\n%s", errMissing, e.python, out)
 	}
 	e.pythonVersion = strings.TrimSpace(string(out))
-	return e, nil
+	return nil
 }
 
 // errMissing marks a tool the machine lacks (the smoke test skips outside CI).
@@ -254,7 +279,12 @@ func run(o options, stdout, progress io.Writer) error {
 		joinInts(o.ns), o.reps)
 	fmt.Fprintf(stdout, "  %s/%s, %d CPUs, load average %s at start, %s at end\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load0, loadavg())
-	fmt.Fprintf(stdout, "  cue %s (%s); %s (%s)\n", e.cueVersion, e.cue, e.pythonVersion, e.python)
+	if e.cue != "" {
+		fmt.Fprintf(stdout, "  cue %s (%s)\n", e.cueVersion, e.cue)
+	}
+	if e.python != "" {
+		fmt.Fprintf(stdout, "  %s (%s)\n", e.pythonVersion, e.python)
+	}
 	fmt.Fprintf(stdout, "  peak RSS includes the benchmark's own resident set at each spawn, at most %d MB\n", res.maxFloorKiB()/1024)
 	if e.base != "" {
 		fmt.Fprintf(stdout, "  wlc %s; base %s\n", e.wlc, e.base)

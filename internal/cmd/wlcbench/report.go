@@ -125,12 +125,16 @@ func (r *results) write(w io.Writer) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nratios: median of the %d per-repetition ratios (min–max)\n", r.reps)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tN\twall\tCPU\tpeak RSS")
+	header := false
 	for _, p := range pairs {
 		if !r.has(p[0]) || !r.has(p[1]) {
 			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nratios: median of the %d per-repetition ratios (min–max)\n", r.reps)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "\tN\twall\tCPU\tpeak RSS")
+			header = true
 		}
 		for _, n := range r.ns {
 			num, den := r.samples[key{p[0], n}], r.samples[key{p[1], n}]
