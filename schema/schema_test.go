@@ -33,6 +33,12 @@ var mirrors = map[string]any{
 	"#DisaggRole":        schema.DisaggRole{},
 	"#KVTransfer":        schema.KVTransfer{},
 	"#Router":            schema.Router{},
+	"#BenchSweep":        schema.BenchSweep{},
+	"#SweepShape":        schema.SweepShape{},
+	"#ConcurrencyLadder": schema.ConcurrencyLadder{},
+	"#IdleGPUs":          schema.IdleGPUs{},
+	"#BackendSweep":      schema.BackendSweep{},
+	"#CustomStep":        schema.CustomStep{},
 	"#Profile":           schema.Profile{},
 	"#K8s":               schema.K8s{},
 	"#DockerHost":        schema.DockerHost{},
@@ -93,6 +99,9 @@ func TestSchemaCompiles(t *testing.T) {
 func goKinds(t reflect.Type) cue.Kind {
 	if t == reflect.TypeOf(schema.IntOrList{}) {
 		return cue.IntKind | cue.ListKind
+	}
+	if t == reflect.TypeOf(schema.Concurrency{}) {
+		return cue.ListKind | cue.StructKind
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

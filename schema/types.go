@@ -129,6 +129,30 @@ type Workload struct {
 	VLLMBench        *VLLMBench        `json:"vllm_bench,omitempty"`
 	BFCL             *BFCL             `json:"bfcl,omitempty"`
 	Disagg           *Disagg           `json:"disagg,omitempty"`
+	IdleGPUs         *IdleGPUs         `json:"idle_gpus,omitempty"`
+	BackendSweep     *BackendSweep     `json:"backend_sweep,omitempty"`
+	CustomSteps      []CustomStep      `json:"custom_steps,omitempty"`
+}
+
+// IdleGPUs mirrors #IdleGPUs.
+type IdleGPUs struct {
+	Count  int    `json:"count"`
+	Reason string `json:"reason"`
+}
+
+// BackendSweep mirrors #BackendSweep.
+type BackendSweep struct {
+	Attention []string `json:"attention,omitempty"`
+	MoE       []string `json:"moe,omitempty"`
+}
+
+// CustomStep mirrors #CustomStep.
+type CustomStep struct {
+	Name    string            `json:"name"`
+	Where   string            `json:"where"`
+	Script  string            `json:"script,omitempty"`
+	Command []string          `json:"command,omitempty"`
+	Env     map[string]string `json:"env"`
 }
 
 // RecipeRef mirrors #RecipeRef.
@@ -183,7 +207,32 @@ type LMEvalTask struct {
 // VLLMBench mirrors #VLLMBench.
 type VLLMBench struct {
 	Metadata map[string]any `json:"metadata"`
-	Configs  []BenchConfig  `json:"configs"`
+	Configs  []BenchConfig  `json:"configs,omitempty"`
+	Sweep    *BenchSweep    `json:"sweep,omitempty"`
+}
+
+// BenchSweep mirrors #BenchSweep.
+type BenchSweep struct {
+	Shapes                []SweepShape   `json:"shapes"`
+	Concurrency           Concurrency    `json:"concurrency"`
+	PromptsPerConcurrency int            `json:"prompts_per_concurrency"`
+	MinPrompts            int            `json:"min_prompts"`
+	Backend               string         `json:"backend,omitempty"`
+	Repetitions           int            `json:"repetitions"`
+	Args                  map[string]any `json:"args"`
+}
+
+// SweepShape mirrors #SweepShape.
+type SweepShape struct {
+	InputLen  int `json:"input_len"`
+	OutputLen int `json:"output_len"`
+}
+
+// ConcurrencyLadder mirrors #ConcurrencyLadder.
+type ConcurrencyLadder struct {
+	Start  int `json:"start"`
+	End    int `json:"end"`
+	Factor int `json:"factor"`
 }
 
 // BenchConfig mirrors #BenchConfig. MaxConcurrency and NumPrompts are

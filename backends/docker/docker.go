@@ -189,6 +189,9 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 		return "", e
 	}
 	lines = append(lines, runner.Group(serve)...)
+	if x := runner.ServeExtra(w); x != nil {
+		add(x...)
+	}
 	add("--host", "0.0.0.0")
 	add("--port", `"$WLC_PORT"`)
 	if err != nil {

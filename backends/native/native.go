@@ -57,6 +57,12 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if err != nil {
 		return runner.Runtime{}, err
 	}
+	reset := ""
+	if x := runner.ServeExtra(w); x != nil {
+		serve += " \\\n    " + strings.Join(x, " ")
+		// A sweep starts a server per backend: forget the last one's status.
+		reset = "  WLC_SERVER_WAITED=0\n"
+	}
 	return runner.Runtime{
 		Backend: "native",
 		Where: "It runs where vllm is installed (a pod with the " + w.Platform + " vLLM image): `vllm serve` is a\n" +
@@ -65,7 +71,7 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 		Globals: g.String(),
 		Functions: "# wlc_server_start: starts vllm serve in its own session (setsid), so\n" +
 			"# teardown can signal the server and every worker it forked at once.\n" +
-			"wlc_server_start() {\n" +
+			"wlc_server_start() {\n" + reset +
 			"  wlc_log \"starting vllm serve (log: $WLC_SERVER_LOG)\"\n" +
 			"  " + serve + " \\\n" +
 			"    --host \"$WLC_HOST\" \\\n" +

@@ -57,6 +57,7 @@ func Script(w plan.Workload, rt Runtime) ([]byte, error) {
 	b.WriteString(pre)
 	b.WriteString("\n")
 	b.WriteString(Library())
+	b.WriteString(Extras(w))
 	b.WriteString("\n# ---- " + rt.Backend + " runtime ----\n\n")
 	if rt.Globals != "" {
 		b.WriteString(rt.Globals + "\n")
@@ -103,6 +104,9 @@ func Header(w plan.Workload, rt Runtime) string {
 	}
 	c("Image:      %s", img)
 	c("Steps:      %s", stepSummary(w))
+	for _, l := range ShapeLines(w) {
+		c("%s", l)
+	}
 	c("Results:    %s/ (server.log and every result file)", w.ResultsPath)
 	c("")
 	c("%s", rt.Where)
@@ -156,6 +160,9 @@ func stepSummary(w plan.Workload) string {
 	}
 	if w.BFCL != nil {
 		parts = append(parts, "bfcl "+strings.Join(w.BFCL.Categories, ", "))
+	}
+	for _, c := range w.Custom {
+		parts = append(parts, "custom step "+c.Name+" (on the "+c.Where+")")
 	}
 	if len(parts) == 0 {
 		return "none (the server starts, becomes ready and stops)"
@@ -255,12 +262,15 @@ func Run(w plan.Workload, rt Runtime) (string, error) {
 	if rt.Prepare != "" {
 		b.WriteString(rt.Prepare)
 	}
-	b.WriteString("wlc_server_start\nwlc_wait_ready || exit $?\n")
 	steps, err := Steps(w)
 	if err != nil {
 		return "", err
 	}
-	b.WriteString(steps)
+	serve, err := Serve(w, steps)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(serve)
 	b.WriteString("\nexit \"$WLC_STATUS\"\n")
 	return b.String(), nil
 }
@@ -297,6 +307,13 @@ func Steps(w plan.Workload) (string, error) {
 	}
 	if w.BFCL != nil {
 		s, err := bfclStep(w.BFCL)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("\n" + s)
+	}
+	for _, c := range w.Custom {
+		s, err := CustomStep(c)
 		if err != nil {
 			return "", err
 		}

@@ -182,7 +182,7 @@ func Script(w plan.Workload) (string, error) {
 	g.printf("  mkdir -p %s\n", g.q(w.ResultsPath))
 	g.printf("  exec sbatch \"$@\" \"$0\"\n")
 	g.printf("fi\n\n")
-	g.printf("%s\n", runner.Library())
+	g.printf("%s\n", runner.Library()+runner.Extras(w))
 	g.printf("%s\n", lib)
 	if w.Disagg != nil {
 		g.pdFunctions()
@@ -249,6 +249,9 @@ func (g *gen) header() {
 	if w.Nodes > 1 && w.Disagg == nil {
 		cm("          one srun step per node, vLLM native multiprocessing (rank 0 serves, the others --headless)")
 	}
+	for _, l := range runner.ShapeLines(w) {
+		cm("%s", strings.Replace(strings.Replace(l, ":  ", ":", 1), "            ", "          ", 1))
+	}
 	if c.Pyxis != nil {
 		cm("Image:    %s in Pyxis containers", pyxisImage(w))
 	}
@@ -313,6 +316,10 @@ func (g *gen) functions() {
 	g.printf("# wlc_server_start: one server step per node, each pinned to its host,\n")
 	g.printf("# stdin closed, output in the results directory.\n")
 	g.printf("wlc_server_start() {\n")
+	if w.Sweep != nil {
+		g.printf("  # A sweep starts servers per backend: forget the last one's steps.\n")
+		g.printf("  WLC_SERVER_PIDS=()\n  WLC_DEAD_RANK=''\n  WLC_DEAD_RC=0\n")
+	}
 	if w.Nodes == 1 {
 		g.printf("  wlc_log \"starting vllm serve on $WLC_HEAD\"\n")
 	} else {
@@ -331,6 +338,9 @@ func (g *gen) functions() {
 		}
 		step = append(step, []string{"vllm", "serve"})
 		step = append(step, runner.Group(serve)...)
+		if x := runner.ServeExtra(w); x != nil {
+			step = append(step, x)
+		}
 		if r == 0 {
 			step = append(step, []string{"--host", "0.0.0.0"}, []string{"--port", `"$WLC_PORT"`})
 		}
@@ -437,13 +447,24 @@ func (g *gen) run() {
 		g.printf("  exit 1 ;;\n")
 		g.printf("esac\n")
 	}
+	sg := &gen{w: w, c: g.c}
+	sg.steps()
+	g.keep(sg.err)
 	if w.Disagg != nil {
 		g.pdStart()
+		g.printf("%s", sg.b.String())
 	} else {
-		g.printf("wlc_server_start\n")
-		g.printf("wlc_wait_ready || exit $?\n")
+		serve, err := runner.Serve(w, sg.b.String())
+		g.keep(err)
+		g.printf("%s", serve)
 	}
+	g.printf("\nexit \"$WLC_STATUS\"\n")
+}
 
+// steps are the client steps in perf-eval's order: bench runs, lm_eval
+// tasks, bfcl, then the custom steps.
+func (g *gen) steps() {
+	w := g.w
 	for _, b := range w.Bench {
 		g.printf("\n# %s at concurrency %d: %d prompts", runner.Comment(b.Config), b.MaxConcurrency, b.NumPrompts)
 		if len(b.RunFiles) > 1 {
@@ -479,5 +500,9 @@ func (g *gen) run() {
 		}
 		g.printf("}\nwlc_step bfcl wlc_bfcl\n")
 	}
-	g.printf("\nexit \"$WLC_STATUS\"\n")
+	for _, c := range w.Custom {
+		s, err := runner.CustomStep(c)
+		g.keep(err)
+		g.printf("\n%s", s)
+	}
 }

@@ -137,8 +137,8 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
 	warnf := func(field, format string, args ...any) { l.report(diag.Warning, base, wv, field, format, args...) }
 
-	if w.LMEval == nil && w.VLLMBench == nil && w.BFCL == nil {
-		errf("", "workload runs nothing: define at least one of lm_eval, vllm_bench or bfcl")
+	if w.LMEval == nil && w.VLLMBench == nil && w.BFCL == nil && len(w.CustomSteps) == 0 {
+		errf("", "workload runs nothing: define at least one of lm_eval, vllm_bench, bfcl or custom_steps")
 	}
 
 	prof, known := l.res.Profiles[w.Profile]
@@ -156,8 +156,11 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 
 	if w.VLLMBench != nil {
 		runs := map[string]int{}
-		for ci, c := range w.VLLMBench.Configs {
+		for ci, c := range w.VLLMBench.AllConfigs() {
 			field := fmt.Sprintf("vllm_bench.configs[%d]", ci)
+			if ci >= len(w.VLLMBench.Configs) {
+				field = "vllm_bench.sweep"
+			}
 			for k, conc := range c.MaxConcurrency.Values {
 				run := fmt.Sprintf("%s-conc-%d", c.Name, conc)
 				if prev, dup := runs[run]; dup {

@@ -69,6 +69,52 @@ type Workload struct {
 	// ResultsPath is where every result lands, relative to the job's
 	// working directory: results/<name>.
 	ResultsPath string `json:"results_dir"`
+
+	// IdleGPUs of the reserved ones the server leaves idle on purpose,
+	// for IdleReason (0: every reserved GPU is used).
+	IdleGPUs   int    `json:"idle_gpus,omitempty"`
+	IdleReason string `json:"idle_reason,omitempty"`
+	// Sweep runs the server once per backend, every step against each;
+	// nil runs it once.
+	Sweep *BackendSweep `json:"backend_sweep,omitempty"`
+	// Custom are the workload's own steps, run after bench, lm_eval and
+	// bfcl against the live server.
+	Custom []CustomRun `json:"custom_steps,omitempty"`
+}
+
+// BackendSweep is one server per backend, in order.
+type BackendSweep struct {
+	// Kind is attention or moe; Flag the `vllm serve` option each run sets.
+	Kind string     `json:"kind"`
+	Flag string     `json:"flag"`
+	Runs []SweepRun `json:"runs"`
+}
+
+// SweepRun is one backend of a sweep.
+type SweepRun struct {
+	// Backend as the workload names it; "default" adds no flag.
+	Backend string `json:"backend"`
+	// Dir is the run's results subdirectory: attn-<backend> or
+	// moe-<backend> (perf-eval's names).
+	Dir string `json:"dir"`
+	// Args are added to the server's argv for this run.
+	Args []string `json:"args,omitempty"`
+}
+
+// CustomRun is one custom step.
+type CustomRun struct {
+	Name string `json:"name"`
+	// Where is server (beside the server, where vllm runs) or host.
+	Where string `json:"where"`
+	// Dir is the step's results subdirectory (custom-<name>), given to it
+	// as WLC_STEP_DIR.
+	Dir string `json:"dir"`
+	// Env is what the step sees besides the job's environment: the
+	// workload's step env and WLC_BASE_URL, WLC_MODEL, WLC_STEP_DIR
+	// (placeholders as in argv).
+	Env []EnvVar `json:"env"`
+	// Argv is the command: the step's command, or bash -c SCRIPT NAME.
+	Argv []string `json:"argv"`
 }
 
 // EnvVar is one environment variable.

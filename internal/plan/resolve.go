@@ -107,7 +107,56 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	if w.BFCL != nil && !p.BenchOnly {
 		p.BFCL = bfclRun(w)
 	}
+	if w.IdleGPUs != nil {
+		p.IdleGPUs, p.IdleReason = w.IdleGPUs.Count, w.IdleGPUs.Reason
+	}
+	p.Sweep = backendSweep(w.BackendSweep)
+	for _, s := range w.CustomSteps {
+		p.Custom = append(p.Custom, customRun(w, s))
+	}
 	return p, nil
+}
+
+// backendSweep lists one server per backend; "default" passes no flag,
+// as perf-eval's run_attn_sweep.sh and run_moe_sweep.sh did.
+func backendSweep(s *schema.BackendSweep) *BackendSweep {
+	if s == nil {
+		return nil
+	}
+	sw := &BackendSweep{Kind: "attention", Flag: "--attention-backend"}
+	names, prefix := s.Attention, "attn-"
+	if len(s.MoE) > 0 {
+		sw = &BackendSweep{Kind: "moe", Flag: "--moe-backend"}
+		names, prefix = s.MoE, "moe-"
+	}
+	for _, b := range names {
+		r := SweepRun{Backend: b, Dir: prefix + b}
+		if b != "default" {
+			r.Args = []string{sw.Flag, b}
+		}
+		sw.Runs = append(sw.Runs, r)
+	}
+	return sw
+}
+
+func customRun(w schema.Workload, s schema.CustomStep) CustomRun {
+	r := CustomRun{Name: s.Name, Where: s.Where, Dir: "custom-" + s.Name}
+	if r.Where == "" {
+		r.Where = "server"
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		r.Env = append(r.Env, EnvVar{Name: k, Value: s.Env[k]})
+	}
+	r.Env = append(r.Env,
+		EnvVar{Name: "WLC_BASE_URL", Value: BaseURL},
+		EnvVar{Name: "WLC_MODEL", Value: w.Model},
+		EnvVar{Name: "WLC_STEP_DIR", Value: ResultsDir + "/" + r.Dir})
+	if len(s.Command) > 0 {
+		r.Argv = append([]string(nil), s.Command...)
+	} else {
+		r.Argv = []string{"bash", "-c", s.Script, s.Name}
+	}
+	return r
 }
 
 // truthy reads a boolean environment variable the way perf-eval did
@@ -188,7 +237,7 @@ func serveArgs(w schema.Workload) Serve {
 // benchRuns expands every config over its concurrency sweep.
 func benchRuns(w schema.Workload) []BenchRun {
 	var out []BenchRun
-	for _, c := range w.VLLMBench.Configs {
+	for _, c := range w.VLLMBench.AllConfigs() {
 		for i, conc := range c.MaxConcurrency.Values {
 			np := c.NumPrompts.Values[0]
 			if len(c.NumPrompts.Values) == len(c.MaxConcurrency.Values) {

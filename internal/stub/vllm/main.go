@@ -107,6 +107,23 @@ func serve(args []string) int {
 		flags["data-parallel-hybrid-lb"] = strconv.FormatBool(stub.Has(args, "--data-parallel-hybrid-lb"))
 		flags["nixl-side-channel-host"] = os.Getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
 	}
+	// A backend the hardware cannot run: vLLM refuses it while the engine
+	// starts, with a ValueError (what a backend sweep records).
+	for _, f := range []string{"--attention-backend", "--moe-backend"} {
+		v, ok := stub.Flag(args, f)
+		if !ok {
+			continue
+		}
+		flags[strings.TrimPrefix(f, "--")] = v
+		for _, bad := range strings.Split(os.Getenv("WLC_STUB_REFUSE_BACKENDS"), ",") {
+			if bad != "" && strings.EqualFold(bad, v) {
+				stub.Write("vllm", "serve", flags)
+				fmt.Printf("INFO stub vllm serve %s (pid %d): engine starting\n", model, os.Getpid())
+				fmt.Printf("ValueError: %s %s is not supported on this platform (WLC_STUB_REFUSE_BACKENDS)\n", f, v)
+				return 1
+			}
+		}
+	}
 	headless := stub.Has(args, "--headless")
 	if headless {
 		flags["headless"] = "true"
