@@ -528,14 +528,30 @@ func cp(args []string) {
 			*p = path
 		}
 	}
+	sfi, err := os.Stat(src)
+	if err != nil {
+		fatal(1, "Error response from daemon: Could not find the file "+src+" in container")
+	}
+	if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
+		dst = filepath.Join(dst, filepath.Base(src))
+	}
+	if sfi.IsDir() {
+		// As docker cp: a directory is copied with its contents; a
+		// destination that does not exist becomes the copy.
+		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+			fatal(1, err.Error())
+		}
+		return
+	}
+	copyFile(src, dst)
+}
+
+func copyFile(src, dst string) {
 	in, err := os.Open(src)
 	if err != nil {
 		fatal(1, "Error response from daemon: Could not find the file "+src+" in container")
 	}
 	defer in.Close()
-	if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
-		dst = filepath.Join(dst, filepath.Base(src))
-	}
 	out, err := os.Create(dst)
 	if err != nil {
 		fatal(1, err.Error())

@@ -1,0 +1,122 @@
+package runnertest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/plan"
+)
+
+// CheckSweep runs a backend-sweep workload whose server refuses the
+// backend refused (the stub vllm's WLC_STUB_REFUSE_BACKENDS) and checks
+// what a user relies on: one server per backend, one after another, with
+// that backend's flag; every other backend's results in its own
+// directory; the refused one recorded with vLLM's error while the next
+// still runs; sweep.tsv and the job's status naming the failure; nothing
+// left running.
+func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused string, extra ...string) {
+	t.Helper()
+	if w.Sweep == nil {
+		t.Fatalf("%s has no backend sweep", w.Name)
+	}
+	j := NewJob(t, b, w, append([]string{"WLC_STUB_REFUSE_BACKENDS=" + refused}, extra...)...)
+	res := j.Run(t, 90*time.Second)
+	if res.Code == 0 {
+		t.Fatalf("exit 0 although backend %s did not start:\n%s", refused, res.Output)
+	}
+	serves := Find(j.Records(t), "vllm", "serve")
+	if len(serves) != len(w.Sweep.Runs) {
+		t.Fatalf("%d servers started, want one per backend (%d):\n%s", len(serves), len(w.Sweep.Runs), res.Output)
+	}
+	for i, r := range w.Sweep.Runs {
+		got := serves[i].Flags[strings.TrimPrefix(w.Sweep.Flag, "--")]
+		want := r.Backend
+		if r.Backend == "default" {
+			want = ""
+		}
+		if got != want {
+			t.Errorf("server %d: %s %q, want %q (backend %s)", i, w.Sweep.Flag, got, want, r.Backend)
+		}
+		if i > 0 && serves[i].Time.Before(serves[i-1].Time) {
+			t.Errorf("server %d started before server %d", i, i-1)
+		}
+		dir := filepath.Join(j.Results(), r.Dir)
+		if r.Backend == refused {
+			msg, err := os.ReadFile(filepath.Join(dir, "error.txt"))
+			if err != nil || !strings.Contains(string(msg), "ValueError") || !strings.Contains(string(msg), refused) {
+				t.Errorf("%s/error.txt = %q (%v), want vLLM's ValueError naming %s", r.Dir, msg, err, refused)
+			}
+			if fs, _ := filepath.Glob(filepath.Join(dir, "bench-*.json")); len(fs) > 0 {
+				t.Errorf("%s has bench results although its server never started: %v", r.Dir, fs)
+			}
+			continue
+		}
+		for _, br := range w.Bench {
+			if _, err := os.Stat(filepath.Join(dir, br.Result)); err != nil {
+				t.Errorf("backend %s: %v", r.Backend, err)
+			}
+		}
+		for _, l := range w.LMEval {
+			if _, err := os.Stat(filepath.Join(dir, "lm_eval", l.Task, "results.json")); err != nil {
+				t.Errorf("backend %s: %v", r.Backend, err)
+			}
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, w.Sweep.Kind+"_backend.txt")); err != nil || (r.Backend != "default" && strings.TrimSpace(string(data)) != r.Backend) {
+			t.Errorf("%s/%s_backend.txt = %q (%v)", r.Dir, w.Sweep.Kind, data, err)
+		}
+	}
+	tsv, err := os.ReadFile(filepath.Join(j.Results(), "sweep.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(tsv)), "\n")
+	if len(lines) != len(w.Sweep.Runs)+1 {
+		t.Fatalf("sweep.tsv has %d lines, want a header and one per backend:\n%s", len(lines), tsv)
+	}
+	for i, r := range w.Sweep.Runs {
+		want := r.Backend + "\tok"
+		if r.Backend == refused {
+			want = r.Backend + "\tserver not ready (status 1): ValueError"
+		}
+		if !strings.HasPrefix(lines[i+1], want) {
+			t.Errorf("sweep.tsv line %d = %q, want it to start with %q", i+1, lines[i+1], want)
+		}
+	}
+	failed := "failed: " + w.Sweep.Runs[0].Dir[:strings.Index(w.Sweep.Runs[0].Dir, "-")+1] + refused + "(server not ready)"
+	if !strings.Contains(res.Output, failed) {
+		t.Errorf("the job's summary lacks %q:\n%s", failed, res.Output)
+	}
+	j.NoProcessLeft(t)
+}
+
+// CheckCustom runs a workload with custom steps and checks each ran
+// against the live server with its environment, its results kept in
+// custom-<name>/.
+func CheckCustom(t *testing.T, b backends.Backend, w plan.Workload, files map[string]string) {
+	t.Helper()
+	j := NewJob(t, b, w)
+	res := j.Run(t, 90*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	for _, c := range w.Custom {
+		if !strings.Contains(res.Output, "done custom "+c.Name) {
+			t.Errorf("output lacks done custom %s:\n%s", c.Name, res.Output)
+		}
+	}
+	for f, want := range files {
+		data, err := os.ReadFile(filepath.Join(j.Results(), f))
+		if err != nil {
+			t.Errorf("custom step result: %v", err)
+			continue
+		}
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s = %q, want it to contain %q", f, data, want)
+		}
+	}
+	j.NoProcessLeft(t)
+}
