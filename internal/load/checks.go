@@ -127,6 +127,9 @@ func (l *loader) checkBenchArgs(wv cue.Value, w *Workload) {
 				l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by %s; remove it from args", k, m.Canonical(), m.Flag.Owner)
 			}
 		}
+		if name == "attention-backend" && w.BackendSweep != nil && len(w.BackendSweep.Attention) > 0 {
+			errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set for each run by backend_sweep.attention; remove it from extra_args (list the backends in the sweep)", tok)
+		}
 	}
 }
 

@@ -135,7 +135,7 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 4 × 1 × 1 = 4, but the job reserves nodes × gpus_per_node = 1 × 8 = 8 GPUs; make nodes × gpus_per_node equal 4 or change the parallel sizes so every reserved GPU is used",
+			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 4 × 1 × 1 = 4, but the job reserves nodes × gpus_per_node = 1 × 8 = 8 GPUs; make nodes × gpus_per_node equal 4 or change the parallel sizes so every reserved GPU is used (or, to hold the GPUs on purpose, say so: idle_gpus: {count: 4, reason: \"...\"})",
 		},
 	},
 	{
@@ -155,7 +155,7 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 4 × 1 × 1 = 4, but the job reserves nodes × gpus_per_node = 1 × 6 = 6 GPUs; make nodes × gpus_per_node equal 4 or change the parallel sizes so every reserved GPU is used",
+			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 4 × 1 × 1 = 4, but the job reserves nodes × gpus_per_node = 1 × 6 = 6 GPUs; make nodes × gpus_per_node equal 4 or change the parallel sizes so every reserved GPU is used (or, to hold the GPUs on purpose, say so: idle_gpus: {count: 2, reason: \"...\"})",
 			"workloads/w.cue:8:32: error: workloads.w.serve.tensor_parallel_size: tensor_parallel_size 4 does not divide gpus_per_node 6; a tensor-parallel group must tile each node (use a divisor of 6)",
 		},
 	},
@@ -178,7 +178,7 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:6:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 6 × 1 × 1 = 6, but the job reserves nodes × gpus_per_node = 2 × 4 = 8 GPUs; make nodes × gpus_per_node equal 6 or change the parallel sizes so every reserved GPU is used",
+			"workloads/w.cue:6:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 6 × 1 × 1 = 6, but the job reserves nodes × gpus_per_node = 2 × 4 = 8 GPUs; make nodes × gpus_per_node equal 6 or change the parallel sizes so every reserved GPU is used (or, to hold the GPUs on purpose, say so: idle_gpus: {count: 2, reason: \"...\"})",
 			"workloads/w.cue:9:32: error: workloads.w.serve.tensor_parallel_size: tensor_parallel_size 6 spans nodes but is not a multiple of gpus_per_node 4; a multi-node tensor-parallel group must use whole nodes",
 		},
 	},
@@ -280,7 +280,7 @@ var constraintCases = []constraintCase{
 `,
 		want: []string{
 			"workloads/w.cue:5:17: error: workloads.w.nodes: nodes is 2 but the server's parallel sizes fit on one node; a multi-node server needs tensor, pipeline or data parallelism across nodes",
-			"workloads/w.cue:6:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 4 × 1 × 1 = 4, but the job reserves nodes × gpus_per_node = 2 × 4 = 8 GPUs; make nodes × gpus_per_node equal 4 or change the parallel sizes so every reserved GPU is used",
+			"workloads/w.cue:6:17: error: workloads.w.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 4 × 1 × 1 = 4, but the job reserves nodes × gpus_per_node = 2 × 4 = 8 GPUs; make nodes × gpus_per_node equal 4 or change the parallel sizes so every reserved GPU is used (or, to hold the GPUs on purpose, say so: idle_gpus: {count: 4, reason: \"...\"})",
 		},
 	},
 	{
@@ -545,7 +545,7 @@ var constraintCases = []constraintCase{
 	vllm_bench: configs: []
 `,
 		want: []string{
-			"workloads/w.cue:9:14: error: workloads.w.vllm_bench.configs: vllm_bench has no configs; add at least one config or remove vllm_bench",
+			"workloads/w.cue:9:14: error: workloads.w.vllm_bench.configs: vllm_bench has no configs; add at least one config (or a sweep) or remove vllm_bench",
 		},
 	},
 	{
