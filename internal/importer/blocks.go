@@ -23,7 +23,7 @@ func (c *conv) vllm(w *workload, top map[string]field) {
 			continue
 		}
 		switch k {
-		case "model", "image", "pin_image", "env", "serve_args", "startup_timeout_s":
+		case "model", "image", "pin_image", "env", "serve_args", "startup_timeout_s", "attention_backends", "moe_backends":
 		case "startup_timeout":
 			c.warnf(f.key, "vllm."+k, "vllm.startup_timeout is the B300 branch's name; main-line perf-eval ignored it (its field is startup_timeout_s); kept as a TODO comment, not converted")
 			w.todo = append(w.todo, "vllm."+yamlText(f))
@@ -82,11 +82,56 @@ func (c *conv) vllm(w *workload, top map[string]field) {
 		if w.gpusAt != nil {
 			at = w.gpusAt.val
 		}
-		c.warnf(at, "num_gpus", "the job reserves %d GPUs but TP × DP × PP = %d × %d × %d = %d (perf-eval left the rest idle); imported as is, and wlc vet will refuse it: make gpus_per_node %d or change the parallel sizes", w.gpus, tp, dp, pp, tp*dp*pp, tp*dp*pp)
+		used := tp * dp * pp
+		if used < w.gpus {
+			// perf-eval held the whole reservation (a pod or host taken
+			// whole); wlc says so explicitly, and the reason is the user's.
+			c.warnf(at, "num_gpus", "the job reserves %d GPUs but TP × DP × PP = %d × %d × %d = %d (perf-eval left the rest idle); imported with idle_gpus: {count: %d} and a TODO reason: say why the job holds them, or make gpus_per_node %d", w.gpus, tp, dp, pp, used, w.gpus-used, used)
+			w.add([]string{"TODO(import): say why the job holds GPUs the server does not use, or reserve only the server's."},
+				fmt.Sprintf("idle_gpus: {count: %d, reason: %s}", w.gpus-used, quote(fmt.Sprintf("perf-eval reserved %d GPUs for this TP×DP×PP = %d server", w.gpus, used))))
+		} else {
+			c.warnf(at, "num_gpus", "the job reserves %d GPUs but TP × DP × PP = %d × %d × %d = %d; imported as is, and wlc vet will refuse it: make gpus_per_node %d or change the parallel sizes", w.gpus, tp, dp, pp, used, used)
+		}
 	}
 	lines := s.lines()
 	if len(lines) > 0 {
 		w.add(cs, "serve: {\n"+strings.Join(lines, "\n")+"\n}")
+	}
+	c.backendSweep(w, by)
+}
+
+// backendSweep maps #29's vllm.attention_backends / vllm.moe_backends to
+// backend_sweep. MoE names are lower-cased as vLLM reads them (AITER is
+// aiter); an attention backend vLLM does not know is kept for wlc vet to
+// name.
+func (c *conv) backendSweep(w *workload, by map[string]field) {
+	var lines []string
+	for _, k := range []struct{ yaml, cue string }{{"attention_backends", "attention"}, {"moe_backends", "moe"}} {
+		f, ok := by[k.yaml]
+		if !ok {
+			continue
+		}
+		if f.val.Kind != yaml.SequenceNode || len(f.val.Content) == 0 {
+			c.errorf(f.val, "vllm."+k.yaml, "vllm.%s must be a non-empty list of backend names (perf-eval refused anything else)", k.yaml)
+			continue
+		}
+		var names []string
+		for _, n := range f.val.Content {
+			n = resolve(n)
+			if n.Kind != yaml.ScalarNode || n.Value == "" {
+				c.errorf(n, "vllm."+k.yaml, "a backend name must be a string")
+				continue
+			}
+			v := n.Value
+			if k.cue == "moe" && v != strings.ToLower(v) {
+				v = strings.ToLower(v)
+			}
+			names = append(names, quote(v))
+		}
+		lines = append(lines, k.cue+": ["+strings.Join(names, ", ")+"]")
+	}
+	if len(lines) > 0 {
+		w.add(nil, "backend_sweep: {\n"+strings.Join(lines, "\n")+"\n}")
 	}
 }
 
@@ -366,9 +411,7 @@ func (c *conv) vllmBench(f field, w *workload) string {
 	fs, by := c.fields(f.val, "vllm_bench")
 	for _, g := range fs {
 		switch g.key.Value {
-		case "configs", "metadata":
-		case "sweep":
-			c.errorf(g.key, "vllm_bench.sweep", "vllm_bench.sweep (#82) has no wlc equivalent; write the configs out (max_concurrency takes a list); workload not imported")
+		case "configs", "metadata", "sweep":
 		default:
 			c.warnf(g.key, "vllm_bench."+g.key.Value, "unknown key vllm_bench.%s (perf-eval ignored it); kept as a TODO comment, not converted", g.key.Value)
 			w.todo = append(w.todo, "vllm_bench."+yamlText(g))
@@ -392,8 +435,13 @@ func (c *conv) vllmBench(f field, w *workload) string {
 		}
 	}
 	cf, ok := by["configs"]
-	if _, sweep := by["sweep"]; sweep && !ok {
-		return ""
+	if sw, sweep := by["sweep"]; sweep {
+		if l := c.benchSweep(sw); l != "" {
+			lines = append(lines, l)
+		}
+		if !ok {
+			return block("vllm_bench", lines)
+		}
 	}
 	if !ok || cf.val.Kind != yaml.SequenceNode || len(cf.val.Content) == 0 {
 		c.warnf(f.key, "vllm_bench", "vllm_bench has no configs: nothing to run; not imported")
@@ -431,6 +479,50 @@ func (c *conv) vllmBench(f field, w *workload) string {
 	}
 	lines = append(lines, "configs: ["+strings.Join(cs, ", ")+"]")
 	return block("vllm_bench", lines)
+}
+
+// benchSweep maps #82's vllm_bench.sweep: shapes of {isl, osl},
+// concurrency as a list or {start, end, factor}, prompts_per_concurrency
+// and min_prompts.
+func (c *conv) benchSweep(f field) string {
+	if f.val.Kind != yaml.MappingNode {
+		c.errorf(f.val, "vllm_bench.sweep", "vllm_bench.sweep must be a mapping")
+		return ""
+	}
+	fs, _ := c.fields(f.val, "vllm_bench.sweep")
+	var lines []string
+	for _, g := range fs {
+		path := "vllm_bench.sweep." + g.key.Value
+		switch g.key.Value {
+		case "shapes":
+			if g.val.Kind != yaml.SequenceNode || len(g.val.Content) == 0 {
+				c.errorf(g.val, path, "shapes must be a non-empty list of {isl, osl}")
+				continue
+			}
+			var shapes []string
+			for i, sh := range g.val.Content {
+				sfs := c.strictFields(sh, fmt.Sprintf("%s[%d]", path, i), set("isl", "osl"), nil)
+				for j := range sfs {
+					sfs[j] = strings.Replace(strings.Replace(sfs[j], "isl:", "input_len:", 1), "osl:", "output_len:", 1)
+				}
+				shapes = append(shapes, "{"+strings.Join(sfs, ", ")+"}")
+			}
+			lines = append(lines, nodeCommentLines(g)+"shapes: ["+strings.Join(shapes, ", ")+"]")
+		case "concurrency", "prompts_per_concurrency", "min_prompts", "backend", "repetitions", "args":
+			lines = append(lines, nodeCommentLines(g)+label(g.key.Value)+": "+c.value(g.val, path))
+		default:
+			c.errorf(g.key, path, "unknown key vllm_bench.sweep.%s (perf-eval #82 refused it)", g.key.Value)
+		}
+	}
+	return block("sweep", lines)
+}
+
+func nodeCommentLines(f field) string {
+	var b strings.Builder
+	for _, cm := range nodeComments(f) {
+		b.WriteString("// " + cm + "\n")
+	}
+	return b.String()
 }
 
 func (c *conv) bfcl(f field) string {

@@ -145,19 +145,16 @@ func join(path, key string) string {
 
 // unsupported are perf-eval keys (from branches) wlc has no place for.
 var unsupported = map[string]string{
-	"sglang":             "wlc runs vLLM servers only (SGLang branch)",
-	"sglang_bench":       "wlc runs vLLM servers only (SGLang branch)",
-	"custom_script":      "custom scripts (B300 ablation branch) have no wlc equivalent; wlc runs vLLM, vllm bench, lm_eval and BFCL only",
-	"custom_group":       "custom groups (B300 ablation branch) have no wlc equivalent",
-	"host_runtime":       "host_runtime (B300 ablation branch) has no wlc equivalent; the profile's runtime decides how the server runs",
-	"attention_backends": "backend sweeps (#29) have no wlc equivalent; write one workload per backend (e.g. with serve.attention_config)",
-	"aiperf":             "wlc has no aiperf runner",
+	"sglang":        "wlc runs vLLM servers only (SGLang branch)",
+	"sglang_bench":  "wlc runs vLLM servers only (SGLang branch)",
+	"custom_script": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers; wlc's custom_steps run beside the server wlc starts, so write each server the script starts as a workload (or a backend_sweep) with custom_steps for the rest",
+	"custom_group":  "custom_group only selected arms inside a custom_script",
+	"host_runtime":  "host_runtime (B300 ablation branch) ran a custom_script on the host with no server at all; wlc starts the workload's server and runs custom_steps beside it (where: \"host\")",
+	"aiperf":        "wlc has no aiperf runner",
 }
 
 var unsupportedVLLM = map[string]string{
-	"attention_backends": "backend sweeps (#29) have no wlc equivalent; write one workload per backend (e.g. with serve.attention_config)",
-	"moe_backends":       "backend sweeps (#29) have no wlc equivalent; write one workload per backend with serve.moe_backend",
-	"build":              "image builds (vllm.build, #66) have no wlc equivalent; build the image in CI and set image",
+	"build": "image builds (vllm.build, #66) have no wlc equivalent; build the image in CI and set image",
 }
 
 func (c *conv) run(data []byte) {
