@@ -32,6 +32,9 @@
 // WLC_STUB_WORKERS=<n> (start n worker processes, recorded as mode
 // "worker", that outlive the server unless its process group is killed),
 // WLC_STUB_IGNORE_TERM=1 (ignore SIGTERM/SIGINT: only SIGKILL stops it),
+// WLC_STUB_REFUSE_BACKENDS=A,B (exit 1 with a ValueError when
+// --attention-backend or --moe-backend names one of them, as vLLM refuses a
+// backend the platform lacks; both flags are recorded in Flags),
 // WLC_STUB_DIE_KV_ROLE=<kv_role> (WLC_STUB_DIE_AFTER applies only to servers
 // whose --kv-transfer-config has that kv_role). --kv-transfer-config must be
 // JSON naming a kv_connector (else exit 2); it is recorded with
