@@ -87,6 +87,10 @@ func (l *loader) checkFields(wv cue.Value, w *Workload) {
 		}
 		i -= w.ownExtraArgs()
 		m, ok := cmdline.VLLMServe.Resolve(tok)
+		if ok && m.Option == "--attention-backend" && w.BackendSweep != nil && len(w.BackendSweep.Attention) > 0 {
+			errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set for each run by backend_sweep.attention; remove it from extra_args (list the backends in the sweep)", tok)
+			continue
+		}
 		if !ok || m.Flag == nil {
 			continue
 		}
@@ -126,9 +130,6 @@ func (l *loader) checkBenchArgs(wv cue.Value, w *Workload) {
 			} else {
 				l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by %s; remove it from args", k, m.Canonical(), m.Flag.Owner)
 			}
-		}
-		if name == "attention-backend" && w.BackendSweep != nil && len(w.BackendSweep.Attention) > 0 {
-			errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set for each run by backend_sweep.attention; remove it from extra_args (list the backends in the sweep)", tok)
 		}
 	}
 }
