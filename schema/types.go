@@ -124,9 +124,12 @@ type Workload struct {
 	CheckpointGiB    float64           `json:"checkpoint_gib,omitempty"`
 	ParamsB          float64           `json:"params_b,omitempty"`
 	MemoryHeadroom   float64           `json:"memory_headroom"`
+	Engine           string            `json:"engine"`
 	Serve            Serve             `json:"serve"`
+	SGLang           *SGLangServe      `json:"sglang,omitempty"`
 	LMEval           *LMEval           `json:"lm_eval,omitempty"`
 	VLLMBench        *VLLMBench        `json:"vllm_bench,omitempty"`
+	SGLangBench      *SGLangBench      `json:"sglang_bench,omitempty"`
 	BFCL             *BFCL             `json:"bfcl,omitempty"`
 	Disagg           *Disagg           `json:"disagg,omitempty"`
 	IdleGPUs         *IdleGPUs         `json:"idle_gpus,omitempty"`
@@ -153,6 +156,60 @@ type CustomStep struct {
 	Script  string            `json:"script,omitempty"`
 	Command []string          `json:"command,omitempty"`
 	Env     map[string]string `json:"env"`
+}
+
+// Engines: the values of #Workload.engine.
+const (
+	EngineVLLM   = "vllm"
+	EngineSGLang = "sglang"
+)
+
+// SGLangServe mirrors #SGLangServe; internal/sglang renders it.
+type SGLangServe struct {
+	TPSize                    int      `json:"tp_size"`
+	PPSize                    int      `json:"pp_size"`
+	DPSize                    int      `json:"dp_size"`
+	EPSize                    int      `json:"ep_size"`
+	EnableDPAttention         bool     `json:"enable_dp_attention"`
+	ContextLength             int      `json:"context_length,omitempty"`
+	MaxRunningRequests        int      `json:"max_running_requests,omitempty"`
+	ChunkedPrefillSize        int      `json:"chunked_prefill_size,omitempty"`
+	MaxPrefillTokens          int      `json:"max_prefill_tokens,omitempty"`
+	MemFractionStatic         float64  `json:"mem_fraction_static,omitempty"`
+	KVCacheDtype              string   `json:"kv_cache_dtype,omitempty"`
+	DisableRadixCache         bool     `json:"disable_radix_cache"`
+	TrustRemoteCode           bool     `json:"trust_remote_code"`
+	AttentionBackend          string   `json:"attention_backend,omitempty"`
+	MoEA2ABackend             string   `json:"moe_a2a_backend,omitempty"`
+	MoERunnerBackend          string   `json:"moe_runner_backend,omitempty"`
+	SpeculativeAlgorithm      string   `json:"speculative_algorithm,omitempty"`
+	SpeculativeDraftModelPath string   `json:"speculative_draft_model_path,omitempty"`
+	SpeculativeNumSteps       int      `json:"speculative_num_steps,omitempty"`
+	SpeculativeEagleTopK      int      `json:"speculative_eagle_topk,omitempty"`
+	SpeculativeNumDraftTokens int      `json:"speculative_num_draft_tokens,omitempty"`
+	ToolCallParser            string   `json:"tool_call_parser,omitempty"`
+	ReasoningParser           string   `json:"reasoning_parser,omitempty"`
+	ExtraArgs                 []string `json:"extra_args"`
+}
+
+// SGLangBench mirrors #SGLangBench.
+type SGLangBench struct {
+	Metadata map[string]any      `json:"metadata"`
+	Configs  []SGLangBenchConfig `json:"configs"`
+}
+
+// SGLangBenchConfig mirrors #SGLangBenchConfig (#BenchShape's fields and
+// its own); MaxConcurrency and NumPrompts are normalized to lists.
+type SGLangBenchConfig struct {
+	Name           string         `json:"name"`
+	InputLen       int            `json:"input_len"`
+	OutputLen      int            `json:"output_len"`
+	MaxConcurrency IntOrList      `json:"max_concurrency"`
+	NumPrompts     IntOrList      `json:"num_prompts"`
+	Repetitions    int            `json:"repetitions"`
+	Backend        string         `json:"backend"`
+	Dataset        string         `json:"dataset"`
+	Args           map[string]any `json:"args"`
 }
 
 // RecipeRef mirrors #RecipeRef.

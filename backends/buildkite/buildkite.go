@@ -294,7 +294,7 @@ func runnerScript(r backends.Backend, w plan.Workload, opts backends.Options) ([
 // passthrough are the build variables copied into every step's env when
 // set at export time (perf-eval §3.3 item 8), so the job and its result
 // tags see the build's inputs.
-var passthrough = []string{"BENCH_ONLY", "VLLM_COMMIT", "VLLM_IMAGE", "VLLM_IMAGE_CUDA", "VLLM_IMAGE_ROCM", "VLLM_IMAGE_XPU"}
+var passthrough = []string{"BENCH_ONLY", "SGLANG_IMAGE", "VLLM_COMMIT", "VLLM_IMAGE", "VLLM_IMAGE_CUDA", "VLLM_IMAGE_ROCM", "VLLM_IMAGE_XPU"}
 
 func stepEnv(w plan.Workload, opts backends.Options) map[string]string {
 	env := map[string]string{}

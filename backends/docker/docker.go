@@ -58,20 +58,30 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if err != nil {
 		return runner.Runtime{}, err
 	}
+	bench := "vllm bench"
+	if w.Engine == schema.EngineSGLang {
+		bench = "sglang.bench_serving"
+	}
 	prepare := "WLC_CONTAINER=wlc-" + w.Name + "-${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}\n" +
 		"WLC_BENCH_DIR=${WLC_BENCH_DIR:-/tmp/$WLC_CONTAINER} # inside the container\n"
 	if host.AlwaysPull {
 		prepare += "wlc_log \"pulling $WLC_IMAGE\"\ndocker pull \"$WLC_IMAGE\"\n"
 	}
-	env := [][2]string{{"WLC_BENCH_DIR", "where vllm bench writes inside the container (default /tmp/<container>)"}}
+	env := [][2]string{{"WLC_BENCH_DIR", "where " + bench + " writes inside the container (default /tmp/<container>)"}}
 	if w.Platform == "cuda" {
 		env = append(env, [2]string{"WLC_GPUS", "docker --gpus value (default " + gpusDefault(w) + ")"})
 	}
+	where := "It runs on a " + w.Platform + " docker host: `docker run -d` starts the image (its entrypoint is\n" +
+		"`vllm serve`), vllm bench serve and the median run inside it (docker exec), lm_eval and bfcl\n" +
+		"run here against the published port, and the container is always removed."
+	if w.Engine == schema.EngineSGLang {
+		where = "It runs on a " + w.Platform + " docker host: `docker run -d` starts the image with\n" +
+			"`python3 -m sglang.launch_server`, sglang.bench_serving and the median run inside it (docker\n" +
+			"exec), lm_eval and bfcl run here against the published port, and the container is always removed."
+	}
 	return runner.Runtime{
 		Backend: "docker",
-		Where: "It runs on a " + w.Platform + " docker host: `docker run -d` starts the image (its entrypoint is\n" +
-			"`vllm serve`), vllm bench serve and the median run inside it (docker exec), lm_eval and bfcl\n" +
-			"run here against the published port, and the container is always removed.",
+		Where:   where,
 		Tools:   []string{"docker"},
 		Env:     env,
 		Globals: "WLC_IMAGE=" + img + "\nWLC_CONTAINER=''\nWLC_STARTED=0\n",
@@ -125,7 +135,9 @@ func gpusDefault(w plan.Workload) string {
 
 // runCommand is the docker run command, flags in a fixed order: name and
 // label, devices for the vendor, IPC and limits, port, mounts, env, secrets
-// by name, then the image and the `vllm serve` arguments.
+// by name, then the image and the server's arguments: a vLLM image's
+// entrypoint is `vllm serve`, so it gets only the arguments; an SGLang image
+// has none, so it gets the whole `python3 -m sglang.launch_server` command.
 func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	var lines [][]string
 	var err error
@@ -184,6 +196,13 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 		addq("-e", s)
 	}
 	add(`"$WLC_IMAGE"`)
+	if w.Engine == schema.EngineSGLang {
+		cmd, e := runner.Words(w.Serve.Command, runner.NoVars)
+		if e != nil {
+			return "", e
+		}
+		add(cmd...)
+	}
 	serve, e := runner.Words(w.Serve.Args, runner.NoVars)
 	if e != nil {
 		return "", e

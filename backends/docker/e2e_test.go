@@ -210,3 +210,54 @@ func TestInjection(t *testing.T) {
 	runnertest.CheckInjection(t, j, res)
 	checkTeardown(t, j)
 }
+
+// TestSGLangEndToEnd runs the SGLang workload's script against the stub
+// sglang: docker runs `python3 -m sglang.launch_server` in the image (it
+// has no entrypoint) with every typed option, each bench_serving
+// repetition's JSONL and row land in results/ with their median, lm_eval
+// runs against the same server, and teardown leaves nothing behind.
+func TestSGLangEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sglang.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
+	res := j.Run(t, 90*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	for _, want := range []string{"server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
+	}
+	j.CheckBenchResults(t)
+	j.CheckEvalResults(t)
+	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
+		t.Errorf("%d bench_serving invocations, want %d", got, want)
+	}
+	var run []string
+	for _, c := range dockerCalls(t, j) {
+		if c[0] == "run" {
+			run = c
+		}
+	}
+	joined := strings.Join(run, " ")
+	want := "lmsysorg/sglang:v0.5.9 python3 -m sglang.launch_server --model-path zai-org/GLM-5.2-FP8 --tp-size 8 --dp-size 8 --ep-size 8 --enable-dp-attention"
+	if !strings.Contains(joined, want) {
+		t.Errorf("docker run lacks %q: %s", want, joined)
+	}
+	serve := runnertest.Find(j.Records(t), "sglang", "launch_server")
+	if len(serve) != 1 {
+		t.Fatalf("%d SGLang servers started, want 1", len(serve))
+	}
+	f := serve[0].Flags
+	if f["tp-size"] != "8" || f["dp-size"] != "8" || f["enable-dp-attention"] != "true" || f["kv-cache-dtype"] != "fp8_e4m3" || f["host"] != "0.0.0.0" {
+		t.Errorf("the server read %v", f)
+	}
+	if serve[0].Env["NVSHMEM_DISABLE_IB"] != "1" || serve[0].Env["HF_TOKEN"] != "hf-secret-value" {
+		t.Errorf("env and secrets did not reach the container: %v", serve[0].Env)
+	}
+	if _, set := serve[0].Env["VLLM_ENGINE_READY_TIMEOUT_S"]; set {
+		t.Errorf("an SGLang server got vLLM's VLLM_ENGINE_READY_TIMEOUT_S")
+	}
+	checkTeardown(t, j)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/schema"
 )
 
 // Backend is the native backend.
@@ -40,7 +41,11 @@ const oneNode = "the native runner starts one server process"
 // Runtime is the process runtime for w.
 func Runtime(w plan.Workload) (runner.Runtime, error) {
 	var g strings.Builder
-	g.WriteString("# The server's environment, exported so vllm bench sees the same HF cache.\n")
+	bench, where := "vllm bench", "vllm"
+	if w.Engine == schema.EngineSGLang {
+		bench, where = "sglang.bench_serving", "sglang"
+	}
+	g.WriteString("# The server's environment, exported so " + bench + " sees the same HF cache.\n")
 	if len(w.Secrets) > 0 {
 		g.WriteString("# Secrets are inherited from the job's environment by name: " + strings.Join(w.Secrets, ", ") + ".\n")
 	}
@@ -53,9 +58,18 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	}
 	g.WriteString("WLC_SERVER_PID=''\nWLC_SERVER_WAITED=0\n")
 
-	serve, err := runner.Command("setsid vllm serve", w.Serve.Args, runner.NoVars, "    ")
+	cmd, err := runner.Words(w.Serve.Command, runner.NoVars)
 	if err != nil {
 		return runner.Runtime{}, err
+	}
+	serve, err := runner.Command("setsid "+strings.Join(cmd, " "), w.Serve.Args, runner.NoVars, "    ")
+	if err != nil {
+		return runner.Runtime{}, err
+	}
+	name := strings.Join(w.Serve.Command, " ")
+	tools := []string{"vllm", "python3", "setsid"}
+	if w.Engine == schema.EngineSGLang {
+		tools = []string{"python3", "setsid"} // sglang is a python3 module
 	}
 	reset := ""
 	if x := runner.ServeExtra(w); x != nil {
@@ -65,14 +79,14 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	}
 	return runner.Runtime{
 		Backend: "native",
-		Where: "It runs where vllm is installed (a pod with the " + w.Platform + " vLLM image): `vllm serve` is a\n" +
+		Where: "It runs where " + where + " is installed (a pod with the " + w.Platform + " " + runner.EngineName(w) + " image): `" + name + "` is a\n" +
 			"child process in its own process group, logging to results/; everything else runs beside it.",
-		Tools:   []string{"vllm", "python3", "setsid"},
+		Tools:   tools,
 		Globals: g.String(),
-		Functions: "# wlc_server_start: starts vllm serve in its own session (setsid), so\n" +
+		Functions: "# wlc_server_start: starts " + name + " in its own session (setsid), so\n" +
 			"# teardown can signal the server and every worker it forked at once.\n" +
 			"wlc_server_start() {\n" + reset +
-			"  wlc_log \"starting vllm serve (log: $WLC_SERVER_LOG)\"\n" +
+			"  wlc_log \"starting " + runner.Comment(name) + " (log: $WLC_SERVER_LOG)\"\n" +
 			"  " + serve + " \\\n" +
 			"    --host \"$WLC_HOST\" \\\n" +
 			"    --port \"$WLC_PORT\" >>\"$WLC_SERVER_LOG\" 2>&1 </dev/null &\n" +
@@ -99,7 +113,7 @@ wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || tr
 
 wlc_in_server() { "$@"; }
 
-wlc_fetch_result() { :; } # vllm bench writes into the results directory itself
+wlc_fetch_result() { :; } # the benchmark client writes into the results directory itself
 
 # wlc_server_stop: TERM to the server's process group, KILL what is left
 # after WLC_STOP_TIMEOUT_S.

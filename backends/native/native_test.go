@@ -192,3 +192,29 @@ func TestInjection(t *testing.T) {
 	runnertest.CheckInjection(t, j, res)
 	j.NoProcessLeft(t)
 }
+
+// TestSGLangEndToEnd runs the SGLang workload natively: `python3 -m
+// sglang.launch_server` (the stub python3 runs the stub sglang, which
+// refuses any option the real parser would) serves, every bench_serving
+// repetition and median lands in results/, lm_eval runs, and teardown
+// stops the server.
+func TestSGLangEndToEnd(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sglang.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
+	res := j.Run(t, 90*time.Second)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "starting python3 -m sglang.launch_server", "server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "stopping the server (process group")
+	j.CheckBenchResults(t)
+	j.CheckEvalResults(t)
+	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
+		t.Errorf("%d bench_serving invocations, want %d", got, want)
+	}
+	serve := runnertest.Find(j.Records(t), "sglang", "launch_server")
+	if len(serve) != 1 || serve[0].Flags["model"] != "zai-org/GLM-5.2-FP8" || serve[0].Flags["ep-size"] != "8" {
+		t.Fatalf("SGLang servers: %+v", serve)
+	}
+	j.NoProcessLeft(t)
+}

@@ -164,14 +164,33 @@ wlc_server_gone() {
 }
 
 # wlc_bench RUN PROMPTS RESULT FILE... -- ARG...: runs `vllm bench serve
-# ARG...` once per FILE (one repetition each) where the server runs, copies
-# each result into the results directory and checks it (every prompt
-# completed, none failed); with more than one FILE, writes their median
-# into RESULT. The median runs where vllm runs because that is where
-# python3 is guaranteed (the GPU host may have only bash, curl and docker).
-wlc_bench() {
-  local run=$1 prompts=$2 result=$3 files=() f
-  shift 3
+# ARG...` once per FILE (see wlc_bench_runs).
+wlc_bench() { wlc_bench_runs wlc_vllm_bench_once "$@"; }
+
+# wlc_vllm_bench_once FILE PROMPTS ARG...: one `vllm bench serve` repetition into
+# FILE, copied into the results directory and checked (every prompt
+# completed, none failed).
+wlc_vllm_bench_once() {
+  local f=$1 prompts=$2
+  shift 2
+  wlc_in_server vllm bench serve "$@" \
+    --base-url "$WLC_BASE_URL" \
+    --save-result \
+    --result-dir "$WLC_BENCH_DIR" \
+    --result-filename "$f" || return
+  wlc_fetch_result "$f" || return
+  wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts"
+}
+
+# wlc_bench_runs ONCE RUN PROMPTS RESULT FILE... -- ARG...: runs the
+# benchmark client once per FILE (one repetition each: ONCE FILE PROMPTS
+# ARG...) where the server runs; with more than one FILE, writes their
+# median into RESULT. The median runs where the server runs because that is
+# where python3 is guaranteed (the GPU host may have only bash, curl and
+# docker).
+wlc_bench_runs() {
+  local once=$1 run=$2 prompts=$3 result=$4 files=() f
+  shift 4
   while [ "$1" != -- ]; do
     files+=("$1")
     shift
@@ -180,13 +199,7 @@ wlc_bench() {
   wlc_in_server mkdir -p "$WLC_BENCH_DIR" || return
   for f in "${files[@]}"; do
     wlc_log "bench $run -> $f"
-    wlc_in_server vllm bench serve "$@" \
-      --base-url "$WLC_BASE_URL" \
-      --save-result \
-      --result-dir "$WLC_BENCH_DIR" \
-      --result-filename "$f" || return
-    wlc_fetch_result "$f" || return
-    wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts" || return
+    "$once" "$f" "$prompts" "$@" || return
   done
   if [ "${#files[@]}" -gt 1 ]; then
     wlc_in_server python3 -c "$WLC_RESULTS_PY" median "$WLC_BENCH_DIR/$result" "${files[@]/#/$WLC_BENCH_DIR/}" || return

@@ -2,6 +2,8 @@
 # vllm runs:
 #   check FILE PROMPTS        fail unless every prompt completed and none failed
 #   median OUT FILE...        write the median of the repetitions FILE... to OUT
+#   last-row JSONL OUT PROMPTS  write the last row of sglang.bench_serving's
+#                             JSONL to OUT and check it as check does
 import json
 import os
 import sys
@@ -47,11 +49,25 @@ def median(out, paths):
         f.write("\n")
 
 
+def last_row(jsonl, out, prompts):
+    with open(jsonl) as f:
+        rows = [line for line in f.read().splitlines() if line.strip()]
+    if not rows:
+        sys.exit("%s: sglang.bench_serving wrote no result row" % jsonl)
+    row = json.loads(rows[-1])
+    with open(out, "w") as f:
+        json.dump(row, f, indent=2, sort_keys=True)
+        f.write("\n")
+    check(out, prompts)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "check":
         check(args[0], int(args[1]))
     elif cmd == "median":
         median(args[0], args[1:])
+    elif cmd == "last-row":
+        last_row(args[0], args[1], int(args[2]))
     else:
         sys.exit("unknown command " + cmd)

@@ -14,8 +14,10 @@ import (
 )
 
 // jobTimeout bounds one job; they take a few seconds each (the stub server
-// starts at once), the rest is queueing behind the other tests' jobs.
-const jobTimeout = 90 * time.Second
+// starts at once), the rest is queueing: the five jobs are exclusive on a
+// 2-node cluster, so they run one after another, behind other tests' jobs
+// and on a loaded machine.
+const jobTimeout = 4 * time.Minute
 
 // scripts lowers every golden archive into one directory: name -> path.
 func scripts(t *testing.T) map[string]string {
@@ -135,8 +137,9 @@ func (r *run) noLeftovers(t *testing.T, bin string) {
 }
 
 // TestJobsOnCluster submits the 1-node, 2-node and 2-node Pyxis scripts
-// with the stub vllm/lm_eval/bfcl first on PATH, and a 2-node job whose
-// server dies while loading.
+// with the stub vllm/lm_eval/bfcl first on PATH, a 2-node job whose
+// server dies while loading, and a 2-node SGLang job (stub python3 and
+// sglang).
 func TestJobsOnCluster(t *testing.T) {
 	c := slurmtest.Require(t)
 	bin := stub.Build(t, t.TempDir())
@@ -150,6 +153,7 @@ func TestJobsOnCluster(t *testing.T) {
 	// status 3: the job must fail at once, not at the startup timeout
 	// (120 s) or the time limit (10 min).
 	dying := submit(t, c, bin, "two_node", sc["two_node"], "WLC_STUB_STARTUP_DELAY=60", "WLC_STUB_DIE_AFTER=1", "WLC_STUB_DIE_CODE=3")
+	sg := submit(t, c, bin, "sglang_two_node", sc["sglang_two_node"])
 
 	var wg sync.WaitGroup
 	for _, tc := range []struct {
@@ -160,6 +164,7 @@ func TestJobsOnCluster(t *testing.T) {
 		{two, func(t *testing.T, r *run) { checkTwoNode(t, r, false) }},
 		{pyx, func(t *testing.T, r *run) { checkTwoNode(t, r, true) }},
 		{dying, checkDying},
+		{sg, checkSGLangTwoNode},
 	} {
 		wg.Add(1)
 		go func() {
@@ -188,7 +193,7 @@ func TestJobsOnCluster(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("4 jobs in %v", time.Since(begin).Round(time.Millisecond))
+	t.Logf("5 jobs in %v", time.Since(begin).Round(time.Millisecond))
 }
 
 // injected is the one_node archive's hostile extra_args value.
@@ -320,5 +325,44 @@ func checkDying(t *testing.T, r *run) {
 	}
 	if benches := r.records_(t, "vllm", "bench"); len(benches) != 0 {
 		t.Errorf("a benchmark ran against a dead server")
+	}
+}
+
+// checkSGLangTwoNode: one launch_server per node, both with --nnodes 2 and
+// the head's --dist-init-addr, only rank 0 with --port; bench_serving ran
+// on the head node and its JSONL and row are in the results directory.
+func checkSGLangTwoNode(t *testing.T, r *run) {
+	servers := r.records_(t, "sglang", "launch_server")
+	if len(servers) != 2 {
+		t.Fatalf("%d SGLang servers, want 2 (one per node)\n%s", len(servers), r.log(t))
+	}
+	byRank := map[string]stub.Record{}
+	for _, s := range servers {
+		byRank[s.Flags["node-rank"]] = s
+	}
+	head, worker := byRank["0"], byRank["1"]
+	if head.Env["SLURMD_NODENAME"] == "" || head.Env["SLURMD_NODENAME"] == worker.Env["SLURMD_NODENAME"] {
+		t.Fatalf("ranks ran on %q and %q, want one per node", head.Env["SLURMD_NODENAME"], worker.Env["SLURMD_NODENAME"])
+	}
+	for rank, s := range byRank {
+		addr := s.Flags["dist-init-addr"]
+		if s.Flags["nnodes"] != "2" || !strings.HasPrefix(addr, head.Env["SLURMD_NODENAME"]+":") || s.Flags["tp-size"] != "8" {
+			t.Errorf("rank %s: --nnodes %q --dist-init-addr %q --tp-size %q, want 2, the head node and 8", rank, s.Flags["nnodes"], addr, s.Flags["tp-size"])
+		}
+	}
+	if !stub.Has(head.Argv, "--port") || stub.Has(worker.Argv, "--port") {
+		t.Errorf("--port belongs to rank 0 only: rank 0 %q, rank 1 %q", head.Argv, worker.Argv)
+	}
+	benches := r.records_(t, "sglang", "bench_serving")
+	if len(benches) != 1 {
+		t.Fatalf("%d bench_serving runs, want 1\n%s", len(benches), r.log(t))
+	}
+	if benches[0].Env["SLURMD_NODENAME"] != head.Env["SLURMD_NODENAME"] {
+		t.Errorf("the client ran on %s, not on the head node %s", benches[0].Env["SLURMD_NODENAME"], head.Env["SLURMD_NODENAME"])
+	}
+	for _, f := range []string{"bench-short-conc-2.json", "bench-short-conc-2.jsonl"} {
+		if fi, err := os.Stat(r.file(f)); err != nil || fi.Size() == 0 {
+			t.Errorf("bench result %s missing: %v\n%s", f, err, r.log(t))
+		}
 	}
 }

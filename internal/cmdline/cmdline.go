@@ -70,6 +70,9 @@ type Flag struct {
 	// Launch options start one rank of a multi-node server; the runner
 	// sets them on every node (Owner says how).
 	Launch bool
+	// Equivalent is the other engine's field that means the same thing
+	// (an SGLang option's vLLM serve field), for messages.
+	Equivalent string
 }
 
 // SetBy names what sets the option: its field, else its owner.
@@ -133,6 +136,17 @@ func (s *Spec) index() {
 			s.rels = append(s.rels, rel)
 		}
 	})
+}
+
+// Knows reports whether some release has the option string opt exactly
+// (after the engine's _-as-- reading).
+func (s *Spec) Knows(opt string) bool {
+	s.index()
+	if strings.HasPrefix(opt, "--") {
+		opt = strings.ReplaceAll(opt, "_", "-")
+	}
+	_, ok := s.exactName(opt)
+	return ok
 }
 
 // Lookup returns the declared flag with canonical name name.

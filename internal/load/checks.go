@@ -102,6 +102,8 @@ func (l *loader) checkFields(wv cue.Value, w *Workload) {
 		errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", what, m.Flag.SetBy())
 	}
 	l.checkBenchArgs(wv, w)
+	l.checkEngine(wv, base, w)
+	l.checkSGLangBenchArgs(wv, base, w)
 }
 
 // checkBenchArgs refuses a config's args key that vLLM reads as an option
@@ -141,8 +143,8 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
 	warnf := func(field, format string, args ...any) { l.report(diag.Warning, base, wv, field, format, args...) }
 
-	if w.LMEval == nil && w.VLLMBench == nil && w.BFCL == nil && len(w.CustomSteps) == 0 {
-		errf("", "workload runs nothing: define at least one of lm_eval, vllm_bench, bfcl or custom_steps")
+	if w.LMEval == nil && w.VLLMBench == nil && w.SGLangBench == nil && w.BFCL == nil && len(w.CustomSteps) == 0 {
+		errf("", "workload runs nothing: define at least one of lm_eval, %s, bfcl or custom_steps", map[bool]string{false: "vllm_bench", true: "sglang_bench"}[w.Engine == schema.EngineSGLang])
 	}
 
 	prof, known := l.res.Profiles[w.Profile]
@@ -154,15 +156,37 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	l.checkFlags(wv, base, w)
 	l.checkDisagg(wv, base, w)
 
-	if w.BFCL != nil && w.Serve.ToolCallParser == "" {
+	if w.Engine == schema.EngineSGLang {
+		if w.BFCL != nil && (w.SGLang == nil || w.SGLang.ToolCallParser == "") {
+			warnf("bfcl", "bfcl scores tool calls but sglang.tool_call_parser is unset, so the server returns tool calls as plain text; set sglang.tool_call_parser")
+		}
+	} else if w.BFCL != nil && w.Serve.ToolCallParser == "" {
 		warnf("bfcl", "bfcl scores tool calls but serve.tool_call_parser is unset, so the server returns tool calls as plain text; set tool_call_parser (and enable_auto_tool_choice)")
 	}
 
+	// Both clients' configs expand the same way: one run per concurrency.
+	type sweep struct {
+		Name                       string
+		MaxConcurrency, NumPrompts schema.IntOrList
+	}
+	var sweeps []sweep
+	block := "vllm_bench"
 	if w.VLLMBench != nil {
+		for _, c := range w.VLLMBench.AllConfigs() {
+			sweeps = append(sweeps, sweep{c.Name, c.MaxConcurrency, c.NumPrompts})
+		}
+	}
+	if w.SGLangBench != nil {
+		block = "sglang_bench"
+		for _, c := range w.SGLangBench.Configs {
+			sweeps = append(sweeps, sweep{c.Name, c.MaxConcurrency, c.NumPrompts})
+		}
+	}
+	{
 		runs := map[string]int{}
-		for ci, c := range w.VLLMBench.AllConfigs() {
-			field := fmt.Sprintf("vllm_bench.configs[%d]", ci)
-			if ci >= len(w.VLLMBench.Configs) {
+		for ci, c := range sweeps {
+			field := fmt.Sprintf("%s.configs[%d]", block, ci)
+			if block == "vllm_bench" && ci >= len(w.VLLMBench.Configs) {
 				field = "vllm_bench.sweep"
 			}
 			for k, conc := range c.MaxConcurrency.Values {

@@ -16,8 +16,8 @@ import (
 // against the vLLM flag catalog given with --vllm-flags, blaming the typed
 // field or the extra_args entry each token came from.
 func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
-	if l.opts.VLLMFlags == nil {
-		return
+	if l.opts.VLLMFlags == nil || w.Engine == schema.EngineSGLang {
+		return // the catalogs are vLLM's; SGLang's argv is checked by checkEngine
 	}
 	cat := l.opts.VLLMFlags.For(w.Image)
 	check := func(prefix string, serve []string, extra, own int) {

@@ -383,10 +383,15 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 			sels := wv.Path().Selectors()
 			if len(sels) == 2 && sels[1].IsString() {
 				lw := Workload{Workload: schema.Workload{Name: sels[1].Unquoted()}}
-				for p, dst := range map[string]any{"profile": &lw.Profile, "env": &lw.Env, "secrets": &lw.Secrets, "serve.extra_args": &lw.Serve.ExtraArgs} {
+				var sglangArgs []string
+				for p, dst := range map[string]any{"profile": &lw.Profile, "env": &lw.Env, "secrets": &lw.Secrets, "serve.extra_args": &lw.Serve.ExtraArgs,
+					"engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs, "sglang_bench": &lw.SGLangBench} {
 					if fv := wv.LookupPath(cue.ParsePath(p)); fv.Validate(cue.Concrete(true)) == nil {
 						_ = fv.Decode(dst)
 					}
+				}
+				if lw.SGLang == nil && sglangArgs != nil {
+					lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
 				}
 				j.rd.apply(&lw)
 				l.checkFields(wv, &lw)

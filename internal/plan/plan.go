@@ -34,6 +34,11 @@ type Workload struct {
 	GPUsPerNode int `json:"gpus_per_node"`
 	GPUs        int `json:"gpus"`
 
+	// Engine is the serving engine: schema.EngineVLLM or EngineSGLang. It
+	// decides the server's command (Serve.Command) and the benchmark
+	// client every Bench run uses (vllm bench serve or sglang.bench_serving).
+	Engine string `json:"engine"`
+
 	Model     string `json:"model"`
 	Precision string `json:"precision"`
 	// PrecisionSupport says how the hardware runs the precision: natively
@@ -139,10 +144,14 @@ type Image struct {
 	Skip string `json:"skip,omitempty"`
 }
 
-// Serve is the vLLM server.
+// Serve is the model server.
 type Serve struct {
-	// Args follow `vllm serve`: the model, then every option. The runner
-	// adds --host/--port and the multi-node rendezvous flags.
+	// Command starts the server: `vllm serve` or `python3 -m
+	// sglang.launch_server`. A vLLM image's entrypoint is `vllm serve`.
+	Command []string `json:"command"`
+	// Args follow Command: the model (vLLM: positional; SGLang:
+	// --model-path), then every option. The runner adds --host/--port and
+	// the multi-node rendezvous flags.
 	Args                 []string `json:"args"`
 	TensorParallelSize   int      `json:"tensor_parallel_size"`
 	DataParallelSize     int      `json:"data_parallel_size"`
@@ -150,7 +159,8 @@ type Serve struct {
 	ExpertParallel       bool     `json:"enable_expert_parallel"`
 }
 
-// BenchRun is one `vllm bench serve` run after sweep expansion.
+// BenchRun is one benchmark client run after sweep expansion: `vllm bench
+// serve` on engine vllm, `python3 -m sglang.bench_serving` on engine sglang.
 type BenchRun struct {
 	// Name is <config>-conc-<max_concurrency>.
 	Name           string `json:"name"`
@@ -158,7 +168,7 @@ type BenchRun struct {
 	MaxConcurrency int    `json:"max_concurrency"`
 	NumPrompts     int    `json:"num_prompts"`
 	Repetitions    int    `json:"repetitions"`
-	// Args follow `vllm bench serve`; the runner adds --base-url and the
+	// Args follow the client's command; the runner adds --base-url and the
 	// result-file flags.
 	Args []string `json:"args"`
 	// RunFiles are the per-repetition result files (relative to the

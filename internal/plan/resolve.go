@@ -28,6 +28,7 @@ type Overrides struct {
 	VLLMImageCUDA string // VLLM_IMAGE_CUDA
 	VLLMImageROCm string // VLLM_IMAGE_ROCM
 	VLLMImageXPU  string // VLLM_IMAGE_XPU
+	SGLangImage   string // SGLANG_IMAGE: the image of every SGLang workload
 	// BenchOnly (BENCH_ONLY=1|true|yes) runs performance benchmarks only:
 	// lm_eval and bfcl are dropped from every workload.
 	BenchOnly bool
@@ -41,6 +42,7 @@ func OverridesFromEnv(getenv func(string) string) Overrides {
 		VLLMImageCUDA: strings.TrimSpace(getenv("VLLM_IMAGE_CUDA")),
 		VLLMImageROCm: strings.TrimSpace(getenv("VLLM_IMAGE_ROCM")),
 		VLLMImageXPU:  strings.TrimSpace(getenv("VLLM_IMAGE_XPU")),
+		SGLangImage:   strings.TrimSpace(getenv("SGLANG_IMAGE")),
 		BenchOnly:     truthy(getenv("BENCH_ONLY")),
 	}
 }
@@ -69,6 +71,7 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 		Nodes:            w.Nodes,
 		GPUsPerNode:      w.GPUsPerNode,
 		GPUs:             w.Nodes * w.GPUsPerNode,
+		Engine:           w.Engine,
 		Model:            w.Model,
 		Precision:        w.Precision,
 		PrecisionSupport: support,
@@ -79,23 +82,38 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 		Port:             w.Port,
 		ResultsPath:      "results/" + w.Name,
 	}
-	p.Image = ResolveImage(w, prof, p.Platform, ov)
+	if p.Engine == "" {
+		p.Engine = schema.EngineVLLM
+	}
 	p.Env = mergeEnv(prof, w)
 	p.Secrets = uniqueSorted(append(append([]string(nil), prof.Secrets...), w.Secrets...))
-	p.Serve = serveArgs(w)
-	if w.Disagg != nil {
-		p.Disagg = disagg(w, p.Env)
-		// The GPUs the server uses are every instance's (the schema
-		// makes them the job's nodes × gpus_per_node).
-		p.GPUs = 0
-		for _, in := range p.Disagg.Instances {
-			p.GPUs += in.Nodes * in.GPUsPerNode
+	switch p.Engine {
+	case schema.EngineSGLang:
+		p.Image = ResolveSGLangImage(w, prof, ov)
+		p.Serve = sglangServe(w)
+		if w.SGLangBench != nil {
+			p.Bench = sglangBenchRuns(w)
+			if len(w.SGLangBench.Metadata) > 0 {
+				p.BenchMetadata = w.SGLangBench.Metadata
+			}
 		}
-	}
-	if w.VLLMBench != nil {
-		p.Bench = benchRuns(w)
-		if len(w.VLLMBench.Metadata) > 0 {
-			p.BenchMetadata = w.VLLMBench.Metadata
+	default:
+		p.Image = ResolveImage(w, prof, p.Platform, ov)
+		p.Serve = serveArgs(w)
+		if w.Disagg != nil {
+			p.Disagg = disagg(w, p.Env)
+			// The GPUs the server uses are every instance's (the schema
+			// makes them the job's nodes × gpus_per_node).
+			p.GPUs = 0
+			for _, in := range p.Disagg.Instances {
+				p.GPUs += in.Nodes * in.GPUsPerNode
+			}
+		}
+		if w.VLLMBench != nil {
+			p.Bench = benchRuns(w)
+			if len(w.VLLMBench.Metadata) > 0 {
+				p.BenchMetadata = w.VLLMBench.Metadata
+			}
 		}
 	}
 	if ov.BenchOnly {
@@ -194,7 +212,7 @@ func mergeEnv(prof schema.Profile, w schema.Workload) []EnvVar {
 	// vLLM gives up on a loading engine after VLLM_ENGINE_READY_TIMEOUT_S
 	// (600 s by default), long before a big checkpoint's startup budget;
 	// perf-eval passed 3600 and the B300 branch its startup timeout.
-	if _, set := m["VLLM_ENGINE_READY_TIMEOUT_S"]; !set {
+	if _, set := m["VLLM_ENGINE_READY_TIMEOUT_S"]; !set && w.Engine != schema.EngineSGLang {
 		m["VLLM_ENGINE_READY_TIMEOUT_S"] = strconv.Itoa(w.StartupTimeoutS)
 	}
 	out := make([]EnvVar, 0, len(m))
@@ -226,6 +244,7 @@ func serveArgs(w schema.Workload) Serve {
 	a := append([]string{w.Model}, cmdline.VLLMServe.Render(cmdline.Fields("serve.", s))...)
 	a = append(a, s.ExtraArgs...)
 	return Serve{
+		Command:              []string{"vllm", "serve"},
 		Args:                 a,
 		TensorParallelSize:   s.TensorParallelSize,
 		DataParallelSize:     s.DataParallelSize,
@@ -234,16 +253,78 @@ func serveArgs(w schema.Workload) Serve {
 	}
 }
 
+// sweep expands one config over its concurrency sweep: args gives each
+// run's client arguments from its concurrency and prompt count.
+func sweep(name string, conc, prompts schema.IntOrList, reps int, args func(conc, np int) []string) []BenchRun {
+	var out []BenchRun
+	for i, c := range conc.Values {
+		np := prompts.Values[0]
+		if len(prompts.Values) == len(conc.Values) {
+			np = prompts.Values[i]
+		}
+		run := BenchRun{Name: fmt.Sprintf("%s-conc-%d", name, c), Config: name, MaxConcurrency: c, NumPrompts: np, Repetitions: reps, Args: args(c, np)}
+		run.Result = "bench-" + run.Name + ".json"
+		if reps > 1 {
+			for r := 1; r <= reps; r++ {
+				run.RunFiles = append(run.RunFiles, fmt.Sprintf("bench-%s-run-%d.json", run.Name, r))
+			}
+		} else {
+			run.RunFiles = []string{run.Result}
+		}
+		out = append(out, run)
+	}
+	return out
+}
+
+// sglangServe renders the SGLang server: --model-path, the typed options
+// in cmdline.SGLangServe's order, extra_args last.
+func sglangServe(w schema.Workload) Serve {
+	s := w.SGLang
+	if s == nil {
+		s = &schema.SGLangServe{TPSize: 1, PPSize: 1, DPSize: 1, EPSize: 1}
+	}
+	a := append([]string{"--model-path", w.Model}, cmdline.SGLangServe.Render(cmdline.Fields("sglang.", s))...)
+	a = append(a, s.ExtraArgs...)
+	dp := s.DPSize
+	if s.EnableDPAttention {
+		dp = 1 // the attention groups share the tensor-parallel GPUs
+	}
+	return Serve{
+		Command:              []string{"python3", "-m", "sglang.launch_server"},
+		Args:                 a,
+		TensorParallelSize:   s.TPSize,
+		DataParallelSize:     dp,
+		PipelineParallelSize: s.PPSize,
+		ExpertParallel:       s.EPSize > 1,
+	}
+}
+
+// sglangBenchRuns expands every sglang_bench config the way perf-eval ran
+// bench_serving: the random dataset at exactly input_len/output_len
+// tokens (--random-range-ratio 1.0), 64 warmup requests, a cache flush.
+func sglangBenchRuns(w schema.Workload) []BenchRun {
+	var out []BenchRun
+	for _, c := range w.SGLangBench.Configs {
+		out = append(out, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
+			args := []string{"--backend", c.Backend, "--model", w.Model,
+				"--dataset-name", "random",
+				"--random-input-len", strconv.Itoa(c.InputLen),
+				"--random-output-len", strconv.Itoa(c.OutputLen),
+				"--random-range-ratio", "1.0",
+				"--warmup-requests", "64",
+				"--flush-cache",
+				"--num-prompts", strconv.Itoa(np), "--max-concurrency", strconv.Itoa(conc)}
+			return append(args, BenchArgs(c.Args)...)
+		})...)
+	}
+	return out
+}
+
 // benchRuns expands every config over its concurrency sweep.
 func benchRuns(w schema.Workload) []BenchRun {
 	var out []BenchRun
 	for _, c := range w.VLLMBench.AllConfigs() {
-		for i, conc := range c.MaxConcurrency.Values {
-			np := c.NumPrompts.Values[0]
-			if len(c.NumPrompts.Values) == len(c.MaxConcurrency.Values) {
-				np = c.NumPrompts.Values[i]
-			}
-			name := fmt.Sprintf("%s-conc-%d", c.Name, conc)
+		out = append(out, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
 			args := []string{"--model", w.Model}
 			if c.Backend != "" {
 				args = append(args, "--backend", c.Backend)
@@ -268,18 +349,8 @@ func benchRuns(w schema.Workload) []BenchRun {
 			if w.Serve.TrustRemoteCode {
 				args = append(args, "--trust-remote-code")
 			}
-			args = append(args, BenchArgs(c.Args)...)
-			run := BenchRun{Name: name, Config: c.Name, MaxConcurrency: conc, NumPrompts: np, Repetitions: c.Repetitions, Args: args}
-			run.Result = "bench-" + name + ".json"
-			if c.Repetitions > 1 {
-				for r := 1; r <= c.Repetitions; r++ {
-					run.RunFiles = append(run.RunFiles, fmt.Sprintf("bench-%s-run-%d.json", name, r))
-				}
-			} else {
-				run.RunFiles = []string{run.Result}
-			}
-			out = append(out, run)
-		}
+			return append(args, BenchArgs(c.Args)...)
+		})...)
 	}
 	return out
 }
@@ -482,6 +553,27 @@ func ResolveImage(w schema.Workload, prof schema.Profile, platform string, ov Ov
 		img = fromCommit()
 	default:
 		img = fallback()
+	}
+	img.Pull = PullRef(img.Ref, prof)
+	return img
+}
+
+// DefaultSGLangImage is perf-eval's SGLang image when neither SGLANG_IMAGE
+// nor the workload names one.
+const DefaultSGLangImage = "lmsysorg/sglang:latest"
+
+// ResolveSGLangImage picks an SGLang workload's image as perf-eval did:
+// SGLANG_IMAGE, else the workload's image, else lmsysorg/sglang:latest.
+// The VLLM_* overrides are vLLM builds and never apply.
+func ResolveSGLangImage(w schema.Workload, prof schema.Profile, ov Overrides) Image {
+	var img Image
+	switch {
+	case ov.SGLangImage != "":
+		img = Image{Ref: ov.SGLangImage, Source: "SGLANG_IMAGE"}
+	case w.Image != "":
+		img = Image{Ref: w.Image, Source: "workload image"}
+	default:
+		img = Image{Ref: DefaultSGLangImage, Source: "default (" + DefaultSGLangImage + ")"}
 	}
 	img.Pull = PullRef(img.Ref, prof)
 	return img

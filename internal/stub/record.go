@@ -3,6 +3,11 @@
 //
 //	vllm         vllm serve (a tiny OpenAI-compatible server) and vllm bench serve
 //	vllm-router  the PD router: vllm-router's command line, two-stage routing
+//	sglang       sglang launch_server and sglang bench_serving, what
+//	             `python3 -m sglang.launch_server` / `python3 -m
+//	             sglang.bench_serving` run
+//	python3      an interpreter with sglang installed: -m sglang.<module> runs
+//	             the sglang stub, anything else the next python3 on PATH
 //	lm_eval      sends one completion, writes results.json
 //	bfcl         bfcl generate / evaluate against OPENAI_BASE_URL
 //	docker       a fake docker CLI running the stub vllm as the "container"
@@ -50,6 +55,28 @@
 // intra_node_data_parallel_size, prefill and decode URL lists) and mode
 // "served" when SIGTERM/SIGINT stops it (Flags: requests per worker URL).
 //
+// # python3 -m sglang.launch_server [flags]
+//
+// Accepts exactly the options of internal/sglang's LaunchServer table (the
+// real parser's, with argparse's prefix matching: --tp is --tp-size) and
+// refuses anything else with status 2. Reads --model-path (required),
+// --host (default 127.0.0.1), --port (default 30000), --served-model-name,
+// --node-rank (above 0: no HTTP server, alive until signalled); records
+// model, host, port and the parallel, multi-node, KV-cache and memory
+// options in Flags. Serves GET /health, GET /v1/models, POST /generate,
+// POST /v1/completions, POST /v1/chat/completions and POST /flush_cache.
+// Honours WLC_STUB_STARTUP_DELAY, WLC_STUB_DIE_AFTER and WLC_STUB_DIE_CODE.
+//
+// # python3 -m sglang.bench_serving [flags]
+//
+// Accepts exactly BenchServing's options. Sends --warmup-requests requests,
+// POSTs /flush_cache with --flush-cache, then --num-prompts requests at most
+// --max-concurrency at once to the backend's endpoint (sglang: /generate;
+// sglang-oai: /v1/completions; sglang-oai-chat: /v1/chat/completions) and
+// appends one JSON row with bench_serving's field names (completed,
+// duration, output_throughput, mean_ttft_ms, ...) to --output-file.
+// WLC_STUB_BENCH_FAIL=<code> exits with that code first.
+//
 // # vllm bench serve [flags]
 //
 // Reads --base-url (or --host/--port), --endpoint (default
@@ -67,6 +94,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -182,4 +210,23 @@ func Has(argv []string, flag string) bool {
 		}
 	}
 	return false
+}
+
+// EnvSeconds reads a duration in seconds from the environment (0 when
+// unset or not a positive number).
+func EnvSeconds(name string) time.Duration {
+	f, err := strconv.ParseFloat(os.Getenv(name), 64)
+	if err != nil || f <= 0 {
+		return 0
+	}
+	return time.Duration(f * float64(time.Second))
+}
+
+// DieCode is the exit status a server stub dies with (WLC_STUB_DIE_CODE,
+// default 3).
+func DieCode() int {
+	if n, err := strconv.Atoi(os.Getenv("WLC_STUB_DIE_CODE")); err == nil {
+		return n
+	}
+	return 3
 }

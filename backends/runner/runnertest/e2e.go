@@ -17,6 +17,7 @@ import (
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/schema"
 )
 
 var (
@@ -157,7 +158,16 @@ func (j *Job) CheckBenchResults(t testing.TB) {
 		var tput []float64
 		for _, f := range r.RunFiles {
 			m := read(f)
-			if m["completed"] != float64(r.NumPrompts) || m["failed"] != float64(0) {
+			failed, has := m["failed"]
+			if j.W.Engine == schema.EngineSGLang {
+				// bench_serving's row has no failed count, only completed;
+				// its raw JSONL is kept beside the row.
+				failed, has = float64(0), true
+				if _, err := os.Stat(filepath.Join(j.Results(), strings.TrimSuffix(f, ".json")+".jsonl")); err != nil {
+					t.Errorf("raw bench_serving output missing: %v", err)
+				}
+			}
+			if m["completed"] != float64(r.NumPrompts) || !has || failed != float64(0) {
 				t.Errorf("%s: completed %v failed %v, want %d and 0", f, m["completed"], m["failed"], r.NumPrompts)
 			}
 			if m["max_concurrency"] != float64(r.MaxConcurrency) {
@@ -200,14 +210,20 @@ func (j *Job) CheckEvalResults(t testing.TB) {
 	}
 }
 
-// BenchInvocations counts `vllm bench serve` runs and checks each was
-// pointed at the server and asked to save its result.
+// BenchInvocations counts benchmark client runs (`vllm bench serve`, or
+// sglang.bench_serving on engine sglang) and checks each was pointed at
+// the server and asked to save its result.
 func (j *Job) BenchInvocations(t testing.TB) int {
 	t.Helper()
-	bs := Find(j.Records(t), "vllm", "bench")
+	program, mode, save := "vllm", "bench", "--save-result"
+	if j.W.Engine == schema.EngineSGLang {
+		program, mode, save = "sglang", "bench_serving", "--output-file"
+	}
+	bs := Find(j.Records(t), program, mode)
 	for _, b := range bs {
-		if _, ok := stub.Flag(b.Argv, "--base-url"); !ok || !stub.Has(b.Argv, "--save-result") {
-			t.Errorf("bench argv lacks --base-url or --save-result: %q", b.Argv)
+		_, saves := stub.Flag(b.Argv, save)
+		if _, ok := stub.Flag(b.Argv, "--base-url"); !ok || !(saves || stub.Has(b.Argv, save)) {
+			t.Errorf("bench argv lacks --base-url or %s: %q", save, b.Argv)
 		}
 	}
 	return len(bs)

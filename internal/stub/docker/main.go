@@ -3,8 +3,9 @@
 // for wlc's job scripts, with the real CLI's option names (an unknown option
 // is an error, so a typo in a generated script fails the test):
 //
-//	run -d [opts] IMAGE [ARG...]  starts `vllm serve ARG...` (the image's
-//	                              entrypoint) from PATH as the "container",
+//	run -d [opts] IMAGE [ARG...]  starts the image's entrypoint with ARG...
+//	                              from PATH as the "container" (`vllm serve`;
+//	                              none for an sglang image: ARG... is the command),
 //	                              env from -e only (NAME=value, or NAME taken
 //	                              from this process) plus PATH, HOME and
 //	                              WLC_STUB_*, -p host and container
@@ -204,7 +205,10 @@ func run(args []string) {
 	if name == "" {
 		name = fmt.Sprintf("fake_%d", time.Now().UnixNano())
 	}
-	image, cmd := args[i], append([]string{"vllm", "serve"}, args[i+1:]...)
+	image, cmd := args[i], append(entrypoint(args[i]), args[i+1:]...)
+	if len(cmd) == 0 {
+		fatal(125, "docker: Error response from daemon: no command specified")
+	}
 	if err := os.MkdirAll(filepath.Join(state, "containers"), 0o755); err != nil {
 		fatal(125, err.Error())
 	}
@@ -242,6 +246,20 @@ func run(args []string) {
 		}
 	}
 	fatal(125, "fake docker: the container did not start")
+}
+
+// entrypoint is the image's ENTRYPOINT: the vLLM images' is `vllm serve`;
+// SGLang's images (lmsysorg/sglang) have none, so the run's arguments are
+// the whole command.
+func entrypoint(image string) []string {
+	repo := image
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	if strings.Contains(repo, "sglang") {
+		return nil
+	}
+	return []string{"vllm", "serve"}
 }
 
 // supervise runs the container's process and records its exit status.

@@ -47,21 +47,6 @@ var multiNode = []string{"--nnodes", "--node-rank", "--master-addr", "--master-p
 	"--pipeline-parallel-size", "--distributed-executor-backend", "--api-server-count",
 	"--kv-transfer-config"}
 
-func envSeconds(name string) time.Duration {
-	f, err := strconv.ParseFloat(os.Getenv(name), 64)
-	if err != nil || f <= 0 {
-		return 0
-	}
-	return time.Duration(f * float64(time.Second))
-}
-
-func dieCode() int {
-	if n, err := strconv.Atoi(os.Getenv("WLC_STUB_DIE_CODE")); err == nil {
-		return n
-	}
-	return 3
-}
-
 func serve(args []string) int {
 	model := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -160,16 +145,16 @@ func serve(args []string) int {
 	if r := os.Getenv("WLC_STUB_DIE_KV_ROLE"); r != "" && r != kvRole {
 		// Only the instances of that KV role die (a decode instance dying
 		// while the prefill instance lives on).
-	} else if d := envSeconds("WLC_STUB_DIE_AFTER"); d > 0 {
+	} else if d := stub.EnvSeconds("WLC_STUB_DIE_AFTER"); d > 0 {
 		go func() {
 			time.Sleep(d)
 			fmt.Printf("ERROR stub vllm: dying after %v as WLC_STUB_DIE_AFTER asks\n", d)
-			done <- dieCode()
+			done <- stub.DieCode()
 		}()
 	}
 	if !headless {
 		go func() {
-			time.Sleep(envSeconds("WLC_STUB_STARTUP_DELAY"))
+			time.Sleep(stub.EnvSeconds("WLC_STUB_STARTUP_DELAY"))
 			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 			if err != nil {
 				fmt.Printf("ERROR stub vllm: %v\n", err)
@@ -233,7 +218,7 @@ func handler(model string, done chan<- int) http.Handler {
 				go func() {
 					time.Sleep(20 * time.Millisecond)
 					fmt.Printf("ERROR stub vllm: dying after %d requests as WLC_STUB_DIE_AFTER_REQUESTS asks\n", c)
-					done <- dieCode()
+					done <- stub.DieCode()
 				}()
 			}
 		}
