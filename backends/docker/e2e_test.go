@@ -220,11 +220,11 @@ func TestSGLangEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sglang.txtar")
 	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
-	res := j.Run(t, 90*time.Second)
+	res := j.Run(t, 180*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
-	for _, want := range []string{"server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k"} {
+	for _, want := range []string{"server ready after", "done bench 128-in-16-out-conc-4", "done lm_eval gsm8k"} {
 		if !strings.Contains(res.Output, want) {
 			t.Errorf("output lacks %q:\n%s", want, res.Output)
 		}

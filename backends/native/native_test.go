@@ -202,11 +202,11 @@ func TestSGLangEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sglang.txtar")
 	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
-	res := j.Run(t, 90*time.Second)
+	res := j.Run(t, 180*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
-	wantOutput(t, res, "starting python3 -m sglang.launch_server", "server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "stopping the server (process group")
+	wantOutput(t, res, "starting python3 -m sglang.launch_server", "server ready after", "done bench 128-in-16-out-conc-4", "done lm_eval gsm8k", "stopping the server (process group")
 	j.CheckBenchResults(t)
 	j.CheckEvalResults(t)
 	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {

@@ -57,7 +57,7 @@ func (c *conv) vllm(w *workload, top map[string]field) {
 		}
 	}
 	if f, ok := by["env"]; ok {
-		c.env(w, f)
+		c.env(w, f, "vllm")
 	}
 	if f, ok := by["startup_timeout_s"]; ok {
 		if n, ok := c.intVal(f, "vllm.startup_timeout_s"); ok {
@@ -144,18 +144,18 @@ func orOne(n int) int {
 
 // env: values become strings the way perf-eval rendered them (Python
 // str(): True/False/None).
-func (c *conv) env(w *workload, f field) {
+func (c *conv) env(w *workload, f field, server string) {
 	if f.val.Kind == yaml.ScalarNode && f.val.Tag == "!!null" {
 		return
 	}
 	if f.val.Kind != yaml.MappingNode {
-		c.errorf(f.val, "vllm.env", "vllm.env must be a mapping of names to values")
+		c.errorf(f.val, server+".env", "%s.env must be a mapping of names to values", server)
 		return
 	}
-	fs, _ := c.fields(f.val, "vllm.env")
+	fs, _ := c.fields(f.val, server+".env")
 	var lines []string
 	for _, e := range fs {
-		path := "vllm.env." + e.key.Value
+		path := server + ".env." + e.key.Value
 		if e.val.Kind != yaml.ScalarNode {
 			c.errorf(e.val, path, "env values must be scalars")
 			continue
@@ -245,7 +245,12 @@ var metaPrecision = map[string]string{
 func (c *conv) precision(w *workload, model string, at *yaml.Node, top map[string]field) {
 	meta := ""
 	var metaNode *yaml.Node
-	if vb, ok := top["vllm_bench"]; ok && vb.val.Kind == yaml.MappingNode {
+	metaPath := "vllm_bench.metadata.precision"
+	vb, ok := top["vllm_bench"]
+	if sb, sg := top["sglang_bench"]; sg {
+		vb, ok, metaPath = sb, true, "sglang_bench.metadata.precision"
+	}
+	if ok && vb.val.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(vb.val.Content); i += 2 {
 			if vb.val.Content[i].Value == "metadata" {
 				md := resolve(vb.val.Content[i+1])
@@ -265,7 +270,7 @@ func (c *conv) precision(w *workload, model string, at *yaml.Node, top map[strin
 	for _, m := range markers {
 		if m.re.MatchString(base) {
 			if meta != "" && metaPrecision[meta] != m.prec {
-				c.warnf(metaNode, "vllm_bench.metadata.precision", "metadata.precision %s disagrees with the model id's marker (%s); imported precision %s", meta, m.prec, m.prec)
+				c.warnf(metaNode, metaPath, "metadata.precision %s disagrees with the model id's marker (%s); imported precision %s", meta, m.prec, m.prec)
 			}
 			w.add(nil, "precision: "+quote(m.prec))
 			return
@@ -280,7 +285,7 @@ func (c *conv) precision(w *workload, model string, at *yaml.Node, top map[strin
 	}
 	if guess == "" {
 		if p, ok := metaPrecision[meta]; ok {
-			guess, why = p, "perf-eval's vllm_bench.metadata.precision"
+			guess, why = p, "perf-eval's "+strings.TrimSuffix(metaPath, ".precision")+".precision"
 		} else {
 			guess, why = "bf16", "no marker in the model id; perf-eval's own default"
 		}
@@ -294,7 +299,7 @@ var concSuffix = regexp.MustCompile(`-conc-\d+$`)
 func (c *conv) evals(w *workload, top map[string]field) {
 	// Eval blocks in the original's order.
 	var order []field
-	for _, k := range []string{"lm_eval", "vllm_bench", "bfcl"} {
+	for _, k := range []string{"lm_eval", "vllm_bench", "sglang_bench", "bfcl"} {
 		if f, ok := top[k]; ok {
 			order = append(order, f)
 		}
@@ -311,6 +316,8 @@ func (c *conv) evals(w *workload, top map[string]field) {
 			text = c.lmEval(f, w)
 		case "vllm_bench":
 			text = c.vllmBench(f, w)
+		case "sglang_bench":
+			text = c.sglangBench(f, w)
 		case "bfcl":
 			text = c.bfcl(f)
 		}
@@ -404,29 +411,47 @@ func (c *conv) lmEval(f field, w *workload) string {
 }
 
 func (c *conv) vllmBench(f field, w *workload) string {
+	allowed := set("name", "backend", "dataset", "input_len", "output_len", "num_prompts", "max_concurrency", "repetitions", "args", "speed_bench_dataset_subset", "speed_bench_category")
+	return c.bench(f, w, "vllm_bench", allowed)
+}
+
+// sglangBench converts perf-eval's sglang_bench block (its configs take
+// the vllm_bench fields bench_serving uses; speed_bench has no SGLang
+// client in perf-eval).
+func (c *conv) sglangBench(f field, w *workload) string {
+	return c.bench(f, w, "sglang_bench", set("name", "backend", "dataset", "input_len", "output_len", "num_prompts", "max_concurrency", "repetitions", "args"))
+}
+
+// bench converts a benchmark block named name whose configs may hold the
+// allowed keys.
+func (c *conv) bench(f field, w *workload, name string, allowed map[string]bool) string {
 	if f.val.Kind != yaml.MappingNode {
-		c.errorf(f.val, "vllm_bench", "vllm_bench must be a mapping")
+		c.errorf(f.val, name, "%s must be a mapping", name)
 		return ""
 	}
-	fs, by := c.fields(f.val, "vllm_bench")
+	fs, by := c.fields(f.val, name)
 	for _, g := range fs {
 		switch g.key.Value {
-		case "configs", "metadata", "sweep":
+		case "configs", "metadata":
+		case "sweep":
+			if name != "vllm_bench" {
+				c.errorf(g.key, name+".sweep", "%s.sweep has no wlc equivalent; write the configs out (max_concurrency takes a list); workload not imported", name)
+			}
 		default:
-			c.warnf(g.key, "vllm_bench."+g.key.Value, "unknown key vllm_bench.%s (perf-eval ignored it); kept as a TODO comment, not converted", g.key.Value)
-			w.todo = append(w.todo, "vllm_bench."+yamlText(g))
+			c.warnf(g.key, name+"."+g.key.Value, "unknown key %s.%s (perf-eval ignored it); kept as a TODO comment, not converted", name, g.key.Value)
+			w.todo = append(w.todo, name+"."+yamlText(g))
 		}
 	}
 	var lines []string
 	if md, ok := by["metadata"]; ok && md.val.Kind == yaml.MappingNode {
-		mfs, _ := c.fields(md.val, "vllm_bench.metadata")
+		mfs, _ := c.fields(md.val, name+".metadata")
 		var ml []string
 		for _, m := range mfs {
 			if m.key.Value == "precision" {
 				ml = append(ml, fmt.Sprintf("// precision: %s dropped (the typed precision replaces it).", m.val.Value))
 				continue
 			}
-			ml = append(ml, label(m.key.Value)+": "+c.value(m.val, "vllm_bench.metadata."+m.key.Value))
+			ml = append(ml, label(m.key.Value)+": "+c.value(m.val, name+".metadata."+m.key.Value))
 		}
 		if len(ml) > 0 && !(len(ml) == 1 && strings.HasPrefix(ml[0], "//")) {
 			lines = append(lines, block("metadata", ml))
@@ -444,13 +469,12 @@ func (c *conv) vllmBench(f field, w *workload) string {
 		}
 	}
 	if !ok || cf.val.Kind != yaml.SequenceNode || len(cf.val.Content) == 0 {
-		c.warnf(f.key, "vllm_bench", "vllm_bench has no configs: nothing to run; not imported")
+		c.warnf(f.key, name, "%s has no configs: nothing to run; not imported", name)
 		return ""
 	}
-	allowed := set("name", "backend", "dataset", "input_len", "output_len", "num_prompts", "max_concurrency", "repetitions", "args", "speed_bench_dataset_subset", "speed_bench_category")
 	var cs []string
 	for i, cfg := range cf.val.Content {
-		path := fmt.Sprintf("vllm_bench.configs[%d]", i)
+		path := fmt.Sprintf("%s.configs[%d]", name, i)
 		cfg = resolve(cfg)
 		if cfg.Kind == yaml.MappingNode {
 			dataset := "random"
@@ -466,7 +490,7 @@ func (c *conv) vllmBench(f field, w *workload) string {
 				}
 			}
 		}
-		name := func(g field) string {
+		cfgName := func(g field) string {
 			n := g.val.Value
 			if s := concSuffix.ReplaceAllString(n, ""); s != n {
 				c.warnf(g.val, path+".name", "config name %s ends in -conc-N, which wlc (like perf-eval since #58) appends per run; imported as %s", n, s)
@@ -474,11 +498,11 @@ func (c *conv) vllmBench(f field, w *workload) string {
 			}
 			return quote(n)
 		}
-		cl := c.strictFields(cfg, path, allowed, map[string]func(field) string{"name": name})
+		cl := c.strictFields(cfg, path, allowed, map[string]func(field) string{"name": cfgName})
 		cs = append(cs, "{\n"+strings.Join(cl, "\n")+"\n}")
 	}
 	lines = append(lines, "configs: ["+strings.Join(cs, ", ")+"]")
-	return block("vllm_bench", lines)
+	return block(name, lines)
 }
 
 // benchSweep maps #82's vllm_bench.sweep: shapes of {isl, osl},

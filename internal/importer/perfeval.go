@@ -145,8 +145,6 @@ func join(path, key string) string {
 
 // unsupported are perf-eval keys (from branches) wlc has no place for.
 var unsupported = map[string]string{
-	"sglang":        "wlc runs vLLM servers only (SGLang branch)",
-	"sglang_bench":  "wlc runs vLLM servers only (SGLang branch)",
 	"custom_script": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers; wlc's custom_steps run beside the server wlc starts, so write each server the script starts as a workload (or a backend_sweep) with custom_steps for the rest",
 	"custom_group":  "custom_group only selected arms inside a custom_script",
 	"host_runtime":  "host_runtime (B300 ablation branch) ran a custom_script on the host with no server at all; wlc starts the workload's server and runs custom_steps beside it (where: \"host\")",
@@ -189,7 +187,7 @@ func (c *conv) run(data []byte) {
 			continue
 		}
 		switch k {
-		case "serving", "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "lm_eval", "vllm_bench", "bfcl":
+		case "serving", "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "sglang", "lm_eval", "vllm_bench", "sglang_bench", "bfcl":
 		default:
 			c.warnf(f.key, k, "unknown key %s (perf-eval ignored it); kept as a TODO comment, not converted", k)
 			todo = append(todo, yamlText(f))
@@ -209,13 +207,17 @@ func (c *conv) run(data []byte) {
 
 	w.shapeAt = -1
 	c.topLevel(w, top)
-	c.vllm(w, top)
+	if _, sg := top["sglang"]; sg {
+		c.sglang(w, top)
+	} else {
+		c.vllm(w, top)
+	}
 	if _, pd := top["serving"]; pd {
 		c.serving(w, top)
 	}
 	c.evals(w, top)
 	if len(w.blocks) == 0 && !c.diags.HasErrors() {
-		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
+		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs, sglang_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
 	}
 	w.todo = append(todo, w.todo...)
 	if c.diags.HasErrors() {
