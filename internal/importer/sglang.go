@@ -1,20 +1,20 @@
 package importer
 
 import (
-	"fmt"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/sglang"
 )
 
 // sglang converts perf-eval's sglang: server block (the SGLang branch):
 // model, image, env and serve_args, which perf-eval appended word-split to
 // `python3 -m sglang.launch_server --model-path <model> --host 0.0.0.0
-// --port <port>`. Options internal/sglang types become sglang: fields (as
-// launch_server's own parser reads them: --tp is --tp-size); the rest stay
-// in sglang.extra_args, in order.
+// --port <port>`. Options cmdline.SGLangServe types become sglang: fields
+// (as launch_server's own parser reads them: --tp is --tp-size); the rest
+// stay in sglang.extra_args, in order.
 func (c *conv) sglang(w *workload, top map[string]field) {
 	sf := top["sglang"]
 	if vf, both := top["vllm"]; both {
@@ -58,65 +58,55 @@ func (c *conv) sglang(w *workload, top map[string]field) {
 		return
 	}
 	toks := SplitServeArgs(f.val.Value)
-	args, errs := sglang.LaunchServer.Parse(toks)
-	typed := map[string]string{}
-	ints := map[string]int{}
-	inTyped := map[int]bool{} // token indices a typed field took
-	for _, a := range args {
-		t, ok := sglang.ByOption(a.Option)
-		if !ok {
-			if owner, own := sglang.Owned[a.Option.Name()]; own {
-				c.errorf(f.val, "sglang.serve_args", "%s is set by %s in wlc (perf-eval set it too, so the later flag won); remove it", a.Token, owner)
-			}
-			continue
-		}
-		v := "true"
-		if len(a.Values) > 0 {
-			v = a.Values[0]
-		}
-		switch a.Option.Kind {
-		case sglang.Int:
-			var n int
-			fmt.Sscan(v, &n)
-			ints[t.Field] = n
-		case sglang.Flag, sglang.Float:
-		default:
-			v = quote(v)
-		}
-		if _, dup := typed[t.Field]; dup {
-			c.warnf(f.val, "sglang.serve_args", "%s is given twice; SGLang kept the last value, and so does the import", t.Flag)
-		}
-		typed[t.Field] = v
-		inTyped[a.Index] = true
-		if len(a.Values) > 0 && !strings.Contains(a.Token, "=") {
-			inTyped[a.Index+1] = true
+	if _, errs := sglang.LaunchServer.Parse(toks); len(errs) > 0 {
+		for _, e := range errs {
+			c.warnf(f.val, "sglang.serve_args", "%s would refuse %q: %s; kept in extra_args for wlc vet to report", sglang.LaunchServer.Prog, toks[e.Index], e.Msg)
 		}
 	}
-	for _, e := range errs {
-		c.warnf(f.val, "sglang.serve_args", "%s would refuse %q: %s; kept in extra_args for wlc vet to report", sglang.LaunchServer.Prog, toks[e.Index], e.Msg)
+	p := cmdline.SGLangServe.Parse(toks)
+	for _, u := range p.Units {
+		if u.IsOption && u.Match.Flag != nil && u.Match.Flag.Owner != "" {
+			c.errorf(f.val, "sglang.serve_args", "%s is set by %s in wlc (perf-eval set it too, so the later flag won); remove it", toks[u.Start], u.Match.Flag.Owner)
+		}
+	}
+	for i, err := range p.Errs {
+		c.warnf(f.val, "sglang.serve_args", "%s: %v; kept in extra_args", strings.Join(toks[p.Units[i].Start:p.Units[i].End], " "), err)
 	}
 	var lines []string
-	for _, t := range sglang.TypedOptions {
-		if v, ok := typed[t.Field]; ok {
-			lines = append(lines, label(t.Field)+": "+v)
+	ints := map[string]int{}
+	for _, fl := range cmdline.SGLangServe.Flags {
+		v, ok := p.Values[fl.Field]
+		if fl.Field == "" || !ok {
+			continue
 		}
+		lit := cmdline.Token(v)
+		switch x := v.(type) {
+		case string:
+			lit = quote(x)
+		case int:
+			ints[fl.Field] = x
+		}
+		lines = append(lines, label(strings.TrimPrefix(fl.Field, "sglang."))+": "+lit)
 	}
-	var rest []string
-	for i, tok := range toks {
-		if !inTyped[i] {
-			rest = append(rest, quote(tok))
-		}
+	rest := p.Rest
+	for i := range p.Errs {
+		rest = append(rest, toks[p.Units[i].Start:p.Units[i].End]...)
 	}
 	if len(rest) > 0 {
-		lines = append(lines, "extra_args: ["+strings.Join(rest, ", ")+"]")
+		q := make([]string, len(rest))
+		for i, r := range rest {
+			q[i] = quote(r)
+		}
+		lines = append(lines, "extra_args: ["+strings.Join(q, ", ")+"]")
 	}
 	if len(lines) > 0 {
 		w.add(nodeComments(f), block("sglang", lines))
 	}
+	typed := p.Values
 	// SGLang's GPUs: tp × pp, times dp unless DP attention shares them.
-	used := orOne(ints["tp_size"]) * orOne(ints["pp_size"])
-	if typed["enable_dp_attention"] != "true" {
-		used *= orOne(ints["dp_size"])
+	used := orOne(ints["sglang.tp_size"]) * orOne(ints["sglang.pp_size"])
+	if typed["sglang.enable_dp_attention"] != true {
+		used *= orOne(ints["sglang.dp_size"])
 	}
 	if w.gpus > 0 && used != w.gpus {
 		var at *yaml.Node

@@ -2,11 +2,8 @@ package sglang
 
 import (
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/wlcdev/wlc/schema"
 )
 
 // TestParseLikeArgparse: the parser model reads argv as argparse does.
@@ -47,59 +44,6 @@ func TestParseLikeArgparse(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q: %v, want %v", tc.argv, got, tc.want)
-		}
-	}
-}
-
-// TestTypedDeclaration: every typed option names a launch_server option
-// by its primary spelling, and the declaration and schema.SGLangServe (the
-// mirror of #SGLangServe) hold the same fields.
-func TestTypedDeclaration(t *testing.T) {
-	var declared []string
-	for _, ty := range TypedOptions {
-		o := ty.Option()
-		if o == nil || o.Name() != ty.Flag {
-			t.Errorf("%s renders to %s, which is not a primary launch_server spelling", ty.Field, ty.Flag)
-		}
-		declared = append(declared, ty.Field)
-	}
-	var fields []string
-	rt := reflect.TypeOf(schema.SGLangServe{})
-	for i := 0; i < rt.NumField(); i++ {
-		tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		if tag != "extra_args" {
-			fields = append(fields, tag)
-		}
-	}
-	slices.Sort(declared)
-	slices.Sort(fields)
-	if !slices.Equal(declared, fields) {
-		t.Errorf("declared %v\nschema   %v", declared, fields)
-	}
-}
-
-// TestRender: defaults are not rendered, flags are bare, values follow.
-func TestRender(t *testing.T) {
-	got, err := Render(&schema.SGLangServe{TPSize: 8, PPSize: 1, DPSize: 1, EPSize: 1, EnableDPAttention: true, MemFractionStatic: 0.85, ChunkedPrefillSize: -1, KVCacheDtype: "fp8_e4m3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"--tp-size", "8", "--enable-dp-attention", "--chunked-prefill-size", "-1", "--mem-fraction-static", "0.85", "--kv-cache-dtype", "fp8_e4m3"}
-	if !slices.Equal(got, want) {
-		t.Errorf("%q, want %q", got, want)
-	}
-	if _, errs := LaunchServer.Parse(got); len(errs) > 0 {
-		t.Errorf("launch_server refuses its own rendering: %v", errs)
-	}
-}
-
-// TestSGLangOnly: SGLang spellings vLLM lacks are caught; shared ones not.
-func TestSGLangOnly(t *testing.T) {
-	for tok, want := range map[string]string{"--mem-fraction-static": "mem_fraction_static", "--tp-size=8": "tp_size", "--disable_radix_cache": "disable_radix_cache",
-		"--tensor-parallel-size": "", "--kv-cache-dtype": "", "--max-model-len": ""} {
-		ty, ok := SGLangOnly(tok)
-		if ok != (want != "") || ty.Field != want {
-			t.Errorf("%s: %q %v, want %q", tok, ty.Field, ok, want)
 		}
 	}
 }
