@@ -26,11 +26,10 @@ var corpusRefusals = map[string]string{
 	"ac_glm52_b300_ablation_current.yaml": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers",
 	"ac_glm52_b300_ablation_rebased.yaml": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers",
 	"b300_host_diagnostic.yaml":           "host_runtime (B300 ablation branch) ran a custom_script on the host with no server at all",
-	"glm_5_2_sglang_b200.yaml":            "wlc runs vLLM servers only (SGLang branch)",
 }
 
-// corpusShapes are the workloads that need backend_sweep, vllm_bench.sweep
-// or idle_gpus: each must import with that shape and vet with no error
+// corpusShapes are the workloads that need backend_sweep, vllm_bench.sweep,
+// idle_gpus or the SGLang engine: each must import with that shape and vet with no error
 // but the listed real defects of the original.
 var corpusShapes = map[string]struct {
 	shape  string   // what the import must contain
@@ -54,6 +53,7 @@ var corpusShapes = map[string]struct {
 	"moe_sweep_deepseek_r1_mxfp4_mi355x.yaml":         {`backend_sweep: moe: ["default"]`, nil},
 	"moe_sweep_gpt_oss_120b_mi355x.yaml":              {`backend_sweep: moe: ["default", "triton", "aiter"]`, nil},
 	"gpt_oss_120b_h200_sweep.yaml":                    {`vllm_bench: sweep: {`, nil},
+	"glm_5_2_sglang_b200.yaml":                        {`engine:             "sglang"`, nil},
 	"gemma_4_31b_it_h200.yaml":                        {`idle_gpus: {count: 7, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 1 server"}`, nil},
 	"gpt_oss_120b_h200.yaml":                          {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
 	"minimax_m2_5_h200.yaml":                          {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
