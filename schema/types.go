@@ -106,6 +106,7 @@ type Mount struct {
 type Workload struct {
 	Name             string            `json:"name"`
 	Description      string            `json:"description,omitempty"`
+	DashboardName    string            `json:"dashboard_name,omitempty"`
 	Profile          string            `json:"profile"`
 	Recipe           *RecipeRef        `json:"recipe,omitempty"`
 	Nodes            int               `json:"nodes"`

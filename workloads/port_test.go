@@ -1,6 +1,7 @@
 package workloads_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -63,6 +64,7 @@ var ported = map[string]struct {
 
 // original is the part of a perf-eval workload YAML the port must keep.
 type original struct {
+	Name             string `yaml:"name"`
 	GPU              string `yaml:"gpu"`
 	NumGPUs          int    `yaml:"num_gpus"`
 	NumNodes         int    `yaml:"num_nodes"`
@@ -141,6 +143,10 @@ func TestPortKeepsOriginals(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// The dashboards key eval rows by perf-eval's name.
+			if want := cmp.Or(o.Name, stem); p.Ingest.Workload != want {
+				t.Errorf("the dashboards' name is %q, perf-eval's name %q", p.Ingest.Workload, want)
+			}
 			if p.Model != o.VLLM.Model {
 				t.Errorf("model %q, original %q", p.Model, o.VLLM.Model)
 			}

@@ -106,7 +106,9 @@ func TestSlurmStep(t *testing.T) {
 		"\n    concurrency: 1\n    concurrency_group: wlc/gb300-canary\n    concurrency_method: eager\n",
 		"base64 -d > .wlc/kimi.sbatch <<'WLC_SCRIPT'\n",
 		"base64 -d > .wlc/wlc-submit.sh <<'WLC_SCRIPT'\n",
-		"\n      bash .wlc/wlc-submit.sh .wlc/kimi.sbatch results/kimi\n",
+		"base64 -d > .wlc/wlc-token.sh <<'WLC_SCRIPT'\n",
+		// The ingest token is fetched on the login node; sbatch hands it to the job.
+		"\n      bash .wlc/wlc-token.sh bash .wlc/wlc-submit.sh .wlc/kimi.sbatch results/kimi\n",
 	} {
 		if !strings.Contains(string(y), want) {
 			t.Errorf("pipeline lacks %q:\n%s", want, y)

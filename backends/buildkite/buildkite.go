@@ -361,8 +361,24 @@ func runCommand(w plan.Workload, runner string, script []byte) string {
 	path := scriptDir + "/" + w.Name + ".sh"
 	var b strings.Builder
 	writeScript(&b, w, runner, path, script)
-	fmt.Fprintf(&b, "bash %s\n", path)
+	writeToken(&b)
+	fmt.Fprintf(&b, "bash %s bash %s\n", tokenPath, path)
 	return b.String()
+}
+
+// tokenScript fetches the ingest token from the agent's secret store and
+// runs the job with it (perf-eval's steps run `buildkite-agent secret get
+// INGEST_BEARER_TOKEN` before lib/run.sh). It is a file, not a line of the
+// command, because the command holds no `$` (see the package doc).
+//
+//go:embed token.sh
+var tokenScript []byte
+
+const tokenPath = scriptDir + "/wlc-token.sh"
+
+func writeToken(b *strings.Builder) {
+	b.WriteString("# The dashboards' ingest token from the agent's secret store, for the job.\n")
+	writeFile(b, tokenPath, tokenScript)
 }
 
 // submitScript is the login-node wrapper of Slurm steps: submit, poll,
@@ -381,7 +397,8 @@ func slurmCommand(w plan.Workload, runner string, script []byte) string {
 	writeScript(&b, w, runner, path, script)
 	b.WriteString("# The login-node wrapper: sbatch, the job log copied here, scancel on cancel, the job's exit status.\n")
 	writeFile(&b, submit, submitScript)
-	fmt.Fprintf(&b, "bash %s %s %s\n", submit, path, w.ResultsPath)
+	writeToken(&b)
+	fmt.Fprintf(&b, "bash %s bash %s %s %s\n", tokenPath, submit, path, w.ResultsPath)
 	return b.String()
 }
 

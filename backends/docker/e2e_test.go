@@ -10,6 +10,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/docker"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/stub"
 	"github.com/wlcdev/wlc/internal/testenv"
@@ -74,8 +75,12 @@ func checkTeardown(t *testing.T, j *runnertest.Job) {
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
-	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5", "WLC_STUB_WORKERS=2")
-	res := j.Run(t, 60*time.Second)
+	// The dashboards: a local ingest server with its token, and the
+	// nightly and Buildkite tags in the job's environment.
+	srv := ingesttest.New(t, "tok-e2e")
+	j := runnertest.NewJob(t, docker.Backend{}, w, append(srv.Env(), "WLC_STUB_STARTUP_DELAY=0.5", "WLC_STUB_WORKERS=2",
+		"NIGHTLY=1", "BUILDKITE_BUILD_NUMBER=42")...)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
@@ -87,6 +92,17 @@ func TestEndToEnd(t *testing.T) {
 	}
 	j.CheckBenchResults(t)
 	j.CheckEvalResults(t)
+	j.CheckIngest(t, srv, false)
+	for _, r := range srv.Rows("perf") {
+		if r.Body["nightly"] != true {
+			t.Errorf("perf row without nightly: true under NIGHTLY=1: %s", r.Raw)
+		}
+	}
+	for _, r := range srv.Rows("eval") {
+		if r.Body["buildkite_build_number"] != "42" || r.Body["nightly"] != true {
+			t.Errorf("eval row without the build number and nightly tag: %.300s", r.Raw)
+		}
+	}
 	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
 		t.Errorf("%d bench invocations, want %d", got, want)
 	}
@@ -159,7 +175,7 @@ func TestBenchFails(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
 	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_BENCH_FAIL=5")
-	res := j.Run(t, 60*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 5 {
 		t.Fatalf("exit %d, want 5:\n%s", res.Code, res.Output)
 	}
@@ -177,7 +193,7 @@ func TestServerDiesMidRun(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
 	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_DIE_AFTER_REQUESTS=3", "WLC_STUB_DIE_CODE=9")
-	res := j.Run(t, 60*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code == 0 {
 		t.Fatalf("exit 0 although the server died:\n%s", res.Output)
 	}
@@ -203,7 +219,7 @@ func TestInjection(t *testing.T) {
 		os.Remove(p)
 	}
 	j := runnertest.NewJob(t, docker.Backend{}, w)
-	res := j.Run(t, 60*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}

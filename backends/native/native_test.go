@@ -9,6 +9,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
@@ -65,8 +66,12 @@ func wantOutput(t *testing.T, res runnertest.Result, wants ...string) {
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5", "WLC_STUB_WORKERS=2")
-	res := j.Run(t, 60*time.Second)
+	// The dashboards: a local ingest server with its token, and the
+	// nightly and Buildkite tags in the job's environment.
+	srv := ingesttest.New(t, "tok-e2e")
+	j := runnertest.NewJob(t, native.Backend{}, w, append(srv.Env(), "WLC_STUB_STARTUP_DELAY=0.5", "WLC_STUB_WORKERS=2",
+		"NIGHTLY=1", "BUILDKITE_BUILD_NUMBER=42")...)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
@@ -74,6 +79,17 @@ func TestEndToEnd(t *testing.T) {
 	wantOutput(t, res, "server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "done bfcl", "stopping the server (process group")
 	j.CheckBenchResults(t)
 	j.CheckEvalResults(t)
+	j.CheckIngest(t, srv, false)
+	for _, r := range srv.Rows("perf") {
+		if r.Body["nightly"] != true {
+			t.Errorf("perf row without nightly: true under NIGHTLY=1: %s", r.Raw)
+		}
+	}
+	for _, r := range srv.Rows("eval") {
+		if r.Body["buildkite_build_number"] != "42" || r.Body["nightly"] != true {
+			t.Errorf("eval row without the build number and nightly tag: %.300s", r.Raw)
+		}
+	}
 	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
 		t.Errorf("%d bench invocations, want %d", got, want)
 	}
@@ -128,7 +144,7 @@ func TestBenchFails(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
 	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_BENCH_FAIL=5")
-	res := j.Run(t, 60*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 5 {
 		t.Fatalf("exit %d, want 5:\n%s", res.Code, res.Output)
 	}
@@ -143,7 +159,7 @@ func TestServerDiesMidRun(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
 	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_DIE_AFTER_REQUESTS=3", "WLC_STUB_DIE_CODE=9")
-	res := j.Run(t, 60*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code == 0 {
 		t.Fatalf("exit 0 although the server died:\n%s", res.Output)
 	}
@@ -185,7 +201,7 @@ func TestInjection(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "injection.txtar")
 	j := runnertest.NewJob(t, native.Backend{}, w)
-	res := j.Run(t, 60*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}

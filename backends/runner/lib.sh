@@ -1,6 +1,12 @@
 # ---- Shared functions (backends/runner/lib.sh, the same in every job script) ----
 
 WLC_STATUS=0        # exit status of the first failed step; the script's exit status
+WLC_STEP_RC=0       # exit status of the last step (its results reach the dashboards only if 0)
+# The dashboards' token stays in this shell: curl reads it on stdin, and no
+# child (the server, lm_eval, bfcl, srun steps) inherits it.
+WLC_INGEST_TOKEN=${INGEST_BEARER_TOKEN:-}
+export -n WLC_INGEST_TOKEN
+unset INGEST_BEARER_TOKEN
 WLC_FAILED=()       # labels of the failed steps, for the summary
 WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
@@ -139,10 +145,12 @@ wlc_step() {
   if [ "$WLC_SERVER_GONE" = 1 ]; then
     wlc_log "skipped $label: the server is gone"
     WLC_FAILED+=("$label(skipped)")
+    WLC_STEP_RC=125
     return 0
   fi
   wlc_log "start $label"
   "$@" || rc=$?
+  WLC_STEP_RC=$rc
   if [ "$rc" -eq 0 ]; then
     wlc_log "done $label"
     return 0
@@ -204,6 +212,90 @@ wlc_bench_runs() {
   if [ "${#files[@]}" -gt 1 ]; then
     wlc_in_server python3 -c "$WLC_RESULTS_PY" median "$WLC_BENCH_DIR/$result" "${files[@]/#/$WLC_BENCH_DIR/}" || return
     wlc_fetch_result "$result" || return
+  fi
+}
+
+# wlc_ingest KIND NAME [WRAP...] -- perf|eval ARG...: after a step that
+# passed, builds its dashboard rows with the ingest tool ($WLC_INGEST_PY,
+# run through WRAP, e.g. wlc_in_server, where python3 is), which checks
+# each against the row shapes; keeps each row as a file under
+# $WLC_RESULTS_DIR/ingest/KIND/ and POSTs it (wlc_ingest_send). Best
+# effort, as perf-eval's ingest: each problem is one line, no result file
+# is touched and the job's exit status never changes.
+wlc_ingest() {
+  local kind=$1 name=$2 wrap=() dir rows line n=0 files=()
+  shift 2
+  while [ "$1" != -- ]; do
+    wrap+=("$1")
+    shift
+  done
+  shift
+  if [ "$WLC_STEP_RC" -ne 0 ]; then
+    wlc_log "ingest: no $kind rows for $name: its step did not pass"
+    return 0
+  fi
+  [ "$kind" != eval ] || [ -n "${INGEST_NO_SAMPLES:-}" ] || set -- "$@" samples
+  dir=$WLC_RESULTS_DIR/ingest/$kind
+  rows=$dir/.$name.rows
+  mkdir -p "$dir" || return 0
+  "${wrap[@]}" env NIGHTLY="${NIGHTLY:-}" \
+    BUILDKITE_BUILD_ID="${BUILDKITE_BUILD_ID:-}" BUILDKITE_BUILD_NUMBER="${BUILDKITE_BUILD_NUMBER:-}" \
+    BUILDKITE_BUILD_URL="${BUILDKITE_BUILD_URL:-}" BUILDKITE_BRANCH="${BUILDKITE_BRANCH:-}" \
+    BUILDKITE_COMMIT="${BUILDKITE_COMMIT:-}" BUILDKITE_PIPELINE_SLUG="${BUILDKITE_PIPELINE_SLUG:-}" \
+    python3 -c "$WLC_INGEST_PY" "$1" "$WLC_INGEST_SHAPES" "${@:2}" >"$rows" 2>"$rows.err" || true
+  while IFS= read -r line; do
+    wlc_log "ingest: $line"
+  done <"$rows.err"
+  while IFS= read -r line || [ -n "$line" ]; do
+    [ -n "$line" ] || continue
+    n=$((n + 1))
+    files+=("$dir/$(printf '%s-%03d.json' "$name" "$n")")
+    printf '%s\n' "$line" >"${files[-1]}"
+  done <"$rows"
+  rm -f "$rows" "$rows.err"
+  if [ "$n" -eq 0 ]; then
+    wlc_log "ingest: no $kind rows for $name"
+    return 0
+  fi
+  wlc_ingest_send "$kind" "$name" "${files[@]}"
+}
+
+# wlc_ingest_send KIND NAME FILE...: POSTs each row FILE to the KIND
+# dashboard with the bearer token (read from stdin by curl, so it never
+# appears in a process list). One line says what was sent or why not.
+wlc_ingest_send() {
+  local kind=$1 name=$2 url token code f sent=0 extra=() why=''
+  shift 2
+  if [ "$kind" = perf ]; then
+    url=${PERF_INGEST_URL:-$WLC_PERF_INGEST_DEFAULT}
+    extra=(-H "X-Source: $WLC_PERF_SOURCE")
+  else
+    url=${INGEST_URL:-$WLC_EVAL_INGEST_DEFAULT}
+  fi
+  read -r token <<<"$WLC_INGEST_TOKEN" || true
+  if [ -z "$token" ]; then
+    wlc_log "ingest: INGEST_BEARER_TOKEN is empty: $# $kind row(s) of $name kept in ${1%/*}, not sent (send them with: wlc ingest $WLC_RESULTS_DIR)"
+    return 0
+  fi
+  for f in "$@"; do
+    code=$(printf 'Authorization: Bearer %s\n' "$token" |
+      curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
+        -H @- -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
+    if [ "$code" -ge 200 ] && [ "$code" -lt 300 ]; then
+      sent=$((sent + 1))
+    elif [ -z "$why" ]; then
+      if [ "$code" = 000 ]; then
+        why="$(head -c 300 "$f.curl" | tr '\n' ' ')"
+      else
+        why="HTTP $code: $(head -c 300 "$f.response" | tr '\n' ' ')"
+      fi
+    fi
+    rm -f "$f.response" "$f.curl"
+  done
+  if [ "$sent" -eq "$#" ]; then
+    wlc_log "ingest: sent $sent $kind row(s) of $name to $url"
+  else
+    wlc_log "ingest: sent $sent of $# $kind row(s) of $name to $url; the first failure: ${why% }; all are kept in ${1%/*} (resend: wlc ingest $WLC_RESULTS_DIR)"
   fi
 }
 

@@ -22,7 +22,10 @@ def is_number(v):
 
 
 def check(path, prompts):
-    r = load(path)
+    try:
+        r = load(path)
+    except ValueError as e:
+        sys.exit("%s is not valid JSON (truncated?): %s" % (path, e))
     completed, failed = r.get("completed"), r.get("failed", 0)
     if completed != prompts or failed:
         sys.exit("%s: %s of %d prompts completed, %s failed" % (path, completed, prompts, failed))

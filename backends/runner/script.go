@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/wlcdev/wlc/internal/dashboard"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -59,6 +60,8 @@ func EngineLibrary(w plan.Workload) string { return engineOf(w).lib }
 // BenchFunc is the lib.sh function one bench run of w calls (wlc_bench,
 // wlc_sglang_bench), with the arguments benchStep writes.
 func BenchFunc(w plan.Workload) string { return engineOf(w).bench }
+//go:embed ingest.py
+var ingestPy string
 
 // Runtime is what differs between the places a server runs. Its Functions
 // define the contract functions lib.sh calls (see the package doc); the
@@ -103,6 +106,11 @@ func Script(w plan.Workload, rt Runtime) ([]byte, error) {
 	if l := EngineLibrary(w); l != "" {
 		b.WriteString("\n" + l)
 	}
+	ing, err := Ingest(w)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(ing)
 	b.WriteString("\n# ---- " + rt.Backend + " runtime ----\n\n")
 	if rt.Globals != "" {
 		b.WriteString(rt.Globals + "\n")
@@ -293,6 +301,93 @@ func Library() string {
 		"WLC_RESULTS_PY=$(\n  cat <<'PY'\n" + resultsPy + "PY\n)\n"
 }
 
+// Ingest is the dashboards' part of the script: the endpoints, the row
+// shapes every row is checked against, and the ingest tool (ingest.py as
+// WLC_INGEST_PY).
+func Ingest(w plan.Workload) (string, error) {
+	var b strings.Builder
+	b.WriteString("\n# ---- Dashboards (perf-eval's ingest; see wlc_ingest) ----\n\n")
+	for _, v := range [][2]string{
+		{"WLC_PERF_INGEST_DEFAULT", dashboard.PerfURL},
+		{"WLC_EVAL_INGEST_DEFAULT", dashboard.EvalURL},
+		{"WLC_PERF_SOURCE", dashboard.PerfSource},
+		{"WLC_INGEST_TIMEOUT_S", strconv.Itoa(dashboard.TimeoutS)},
+	} {
+		a, err := Assign(v[0], v[1], NoVars)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(a + "\n")
+	}
+	b.WriteString("# The row shapes, derived from schema/ingest.cue by internal/ingest:\n")
+	a, err := Assign("WLC_INGEST_SHAPES", w.Ingest.Shapes, NoVars)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(a + "\n")
+	b.WriteString("# The ingest tool (backends/runner/ingest.py).\nWLC_INGEST_PY=$(\n  cat <<'PY'\n" + ingestPy + "PY\n)\n")
+	return b.String(), nil
+}
+
+// PerfIngest is the wlc_ingest call after bench run r: the tool runs
+// where vllm bench wrote the result.
+func PerfIngest(w plan.Workload, r plan.BenchRun) (string, error) {
+	row, err := compactJSON(w.Ingest.Perf.Run(r))
+	if err != nil {
+		return "", err
+	}
+	words, err := Words([]string{r.Name, row}, NoVars)
+	if err != nil {
+		return "", err
+	}
+	res, err := Quote(r.Result)
+	if err != nil {
+		return "", err
+	}
+	return Continued([][]string{
+		{"wlc_ingest", "perf", words[0], "wlc_in_server", "--", "perf"},
+		{words[1]},
+		{`"$WLC_BENCH_DIR"/` + res},
+	}, "  ") + "\n", nil
+}
+
+// EvalIngest is the wlc_ingest call after lm_eval task t. where and vars
+// are how the backend ran lm_eval (e.g. "wlc_in_server" and ServerVars),
+// so the tool reads its output where lm_eval wrote it.
+func EvalIngest(w plan.Workload, t plan.LMEvalRun, where []string, vars Vars) (string, error) {
+	meta, err := compactJSON(map[string]string{
+		"workload":    w.Ingest.Workload,
+		"task":        t.Task,
+		"image":       w.Ingest.Perf.Image,
+		"vllm_commit": w.Image.Commit,
+		"source_dir":  w.ResultsPath + "/" + t.OutputDir,
+	})
+	if err != nil {
+		return "", err
+	}
+	words, err := Words([]string{t.Task, meta}, NoVars)
+	if err != nil {
+		return "", err
+	}
+	dir, err := Word(plan.ResultsDir+"/"+t.OutputDir, vars)
+	if err != nil {
+		return "", err
+	}
+	head := append(append([]string{"wlc_ingest", "eval", words[0]}, where...), "--", "eval")
+	return Continued([][]string{head, {words[1]}, {dir}}, "  ") + "\n", nil
+}
+
+// compactJSON is v as one line of JSON, keys in a fixed order.
+func compactJSON(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
 // Run is the run section: checks, wlc_init, the runtime's Prepare, server
 // start, readiness, then Steps, then exit with the first failure's status.
 func Run(w plan.Workload, rt Runtime) (string, error) {
@@ -330,8 +425,16 @@ func Steps(w plan.Workload) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		b.WriteString("\n" + s)
+		ing, err := PerfIngest(w, r)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("\n" + s + ing)
 	}
+	// lm_eval runs here (on the docker host, or beside vllm natively); its
+	// rows are built where it wrote them.
+	var evalWhere []string
+	evalVars := HostVars
 	for _, t := range w.LMEval {
 		if len(t.Argv) == 0 {
 			return "", fmt.Errorf("lm_eval task %s has no argv", t.Task)
@@ -340,15 +443,19 @@ func Steps(w plan.Workload) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		head, err := Word(t.Argv[0], HostVars)
+		head, err := Word(t.Argv[0], evalVars)
 		if err != nil {
 			return "", err
 		}
-		cmd, err := Command("wlc_step "+label+" "+head, t.Argv[1:], HostVars, "  ")
+		cmd, err := Command(strings.Join(append([]string{"wlc_step", label}, append(evalWhere, head)...), " "), t.Argv[1:], evalVars, "  ")
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "\n# lm_eval task %s\n%s\n", Comment(t.Task), cmd)
+		ing, err := EvalIngest(w, t, evalWhere, evalVars)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "\n# lm_eval task %s\n%s\n%s", Comment(t.Task), cmd, ing)
 	}
 	if w.BFCL != nil {
 		s, err := bfclStep(w.BFCL)

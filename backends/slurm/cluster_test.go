@@ -241,11 +241,23 @@ func checkOneNode(t *testing.T, r *run) {
 	for _, f := range []string{
 		"bench-short-conc-1.json", "bench-short-conc-2.json",
 		"bench-rep-conc-2-run-1.json", "bench-rep-conc-2-run-2.json", "bench-rep-conc-2-run-3.json", "bench-rep-conc-2.json",
-		"lm_eval/gsm8k/results.json", "bfcl/score/score.json", "server.log",
+		"bfcl/score/score.json", "server.log",
 	} {
 		if fi, err := os.Stat(r.file(f)); err != nil || fi.Size() == 0 {
 			t.Errorf("result %s missing or empty: %v\n%s", f, err, r.log(t))
 		}
+	}
+	// lm_eval writes <output_path>/<model>/results_<date>.json.
+	if got, _ := filepath.Glob(r.file("lm_eval/gsm8k/*/results_*.json")); len(got) != 1 {
+		t.Errorf("lm_eval gsm8k: %d results_*.json files, want 1\n%s", len(got), r.log(t))
+	}
+	// Each bench run and the lm_eval task left their dashboard rows (no
+	// token in this job: kept, not sent).
+	if got, _ := filepath.Glob(r.file("ingest/perf/*.json")); len(got) != 3 {
+		t.Errorf("%d perf rows kept, want one per bench run (3)\n%s", len(got), r.log(t))
+	}
+	if !strings.Contains(r.log(t), "ingest: INGEST_BEARER_TOKEN is empty") {
+		t.Errorf("the job log does not say the rows were not sent:\n%s", r.log(t))
 	}
 	if data, _ := os.ReadFile(r.file("bench-rep-conc-2.json")); !strings.Contains(string(data), `"method": "median"`) {
 		t.Errorf("bench-rep-conc-2.json is not the median of the repetitions:\n%s", data)

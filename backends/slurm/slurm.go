@@ -186,6 +186,9 @@ func Script(w plan.Workload) (string, error) {
 	if l := runner.EngineLibrary(w); l != "" {
 		g.printf("%s\n", l)
 	}
+	ing, err := runner.Ingest(w)
+	g.keep(err)
+	g.printf("%s\n", ing)
 	g.printf("%s\n", lib)
 	if w.Disagg != nil {
 		g.pdFunctions()
@@ -494,12 +497,18 @@ func (g *gen) steps() {
 		step = append(step, []string{"--"})
 		step = append(step, runner.Group(g.args(b.Args))...)
 		g.printf("%s\n", runner.Continued(step, "  "))
+		ing, err := runner.PerfIngest(w, b)
+		g.keep(err)
+		g.printf("%s", ing)
 	}
 	for _, t := range w.LMEval {
 		g.printf("\n# lm_eval task %s\n", runner.Comment(t.Task))
 		step := [][]string{{"wlc_step", g.q("lm_eval " + t.Task), "wlc_in_server"}}
 		step = append(step, runner.Group(g.args(t.Argv))...)
 		g.printf("%s\n", runner.Continued(step, "  "))
+		ing, err := runner.EvalIngest(w, t, []string{"wlc_in_server"}, runner.ServerVars)
+		g.keep(err)
+		g.printf("%s", ing)
 	}
 	if b := w.BFCL; b != nil {
 		g.printf("\n# bfcl: generate, then evaluate (%s)\n", runner.Comment(strings.Join(b.Categories, ", ")))

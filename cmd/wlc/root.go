@@ -105,6 +105,7 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		newExportCmd(e),
 		newRecipeCmd(e),
 		newImportCmd(e),
+		newIngestCmd(e),
 		newVersionCmd(e),
 	)
 	return root

@@ -4,12 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
+
+// servers are the ingest servers of running scripts.
+var servers sync.Map
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
@@ -43,6 +48,36 @@ func TestScript(t *testing.T) {
 			env.Setenv("REPO", repo)
 			env.Setenv("SHARED", shared)
 			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// ingest-server TOKEN: a local ingest server (loopback), the
+			// job's variables pointed at it.
+			"ingest-server": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: ingest-server TOKEN")
+				}
+				s := ingesttest.Start(args[0])
+				ts.Defer(s.Close)
+				servers.Store(ts, s)
+				ts.Setenv("PERF_INGEST_URL", s.PerfURL())
+				ts.Setenv("INGEST_URL", s.EvalURL())
+			},
+			// ingest-rows perf|eval|refused N: the server accepted (or
+			// refused) N rows.
+			"ingest-rows": func(ts *testscript.TestScript, neg bool, args []string) {
+				v, ok := servers.Load(ts)
+				if !ok || len(args) != 2 {
+					ts.Fatalf("usage: ingest-rows perf|eval|refused N, after ingest-server")
+				}
+				s := v.(*ingesttest.Server)
+				n := len(s.Refused())
+				if args[0] != "refused" {
+					n = len(s.Rows(args[0]))
+				}
+				if got := fmt.Sprint(n); (got == args[1]) == neg {
+					ts.Fatalf("%s rows: %s, want %s (refused: %q)", args[0], got, args[1], s.Refused())
+				}
+			},
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

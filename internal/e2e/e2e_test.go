@@ -41,6 +41,7 @@ import (
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/bktest"
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/slurmtest"
@@ -286,10 +287,13 @@ func testCLI(t *testing.T, ex *exported) {
 // agent's environment, and the stub and fake docker records.
 type job struct {
 	*runnertest.Job
-	id   string // BUILDKITE_JOB_ID, also in the env of every process of the job
-	out  string
-	code int
-	took time.Duration
+	// ingest stands in for the dashboards and the agent's secret store,
+	// which holds the ingest token the step fetches.
+	ingest *ingesttest.Server
+	id     string // BUILDKITE_JOB_ID, also in the env of every process of the job
+	out    string
+	code   int
+	took   time.Duration
 }
 
 // newJob prepares a checkout and the environment an agent gives the step:
@@ -302,7 +306,8 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 	j := &job{
 		Job: &runnertest.Job{W: ex.plans[name], Dir: dir, StubLog: filepath.Join(t.TempDir(), "stub-log"),
 			DockerState: filepath.Join(t.TempDir(), "docker-state")},
-		id: fmt.Sprintf("e2e-%s-%d", name, time.Now().UnixNano()),
+		id:     fmt.Sprintf("e2e-%s-%d", name, time.Now().UnixNano()),
+		ingest: ingesttest.New(t, "ingest-token-"+name),
 	}
 	j.Env = []string{
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
@@ -324,6 +329,10 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 	for k, v := range ex.steps[name].Env {
 		j.Env = append(j.Env, k+"="+v)
 	}
+	// The dashboards' endpoints, and the agent's secret store holding the
+	// ingest token (the step fetches it; the agent's env has none).
+	j.Env = append(j.Env, j.ingest.AgentEnv()...)
+	j.Env = append(j.Env, "PERF_INGEST_URL="+j.ingest.PerfURL(), "INGEST_URL="+j.ingest.EvalURL())
 	j.Env = append(j.Env, extra...)
 	return j
 }
@@ -525,11 +534,12 @@ func testDocker(t *testing.T, ex *exported) {
 	// vllm bench writes to the container's /tmp/<container> (WLC_BENCH_DIR's
 	// default), which is the host's with the fake docker.
 	t.Cleanup(func() { os.RemoveAll("/tmp/wlc-e2e_docker-" + j.id) })
-	j.run(t, ex.steps["e2e_docker"].Command, 90*time.Second)
+	j.run(t, ex.steps["e2e_docker"].Command, 420*time.Second)
 	j.wantExit(t, 0)
 	j.wantOutput(t, "server ready after", "done bench sweep-conc-1", "done bench sweep-conc-4", "done bench chat-conc-2",
 		"done lm_eval gsm8k", "done bfcl", "stopping and removing container")
 	j.checkResults(t)
+	j.CheckIngest(t, j.ingest, false)
 
 	servers := j.servers(t)
 	if len(servers) != 1 {
@@ -617,10 +627,11 @@ func testK8s(t *testing.T, ex *exported) {
 	}
 
 	j := newJob(t, ex, "e2e_k8s", podEnv...)
-	j.run(t, s.Command, 90*time.Second)
+	j.run(t, s.Command, 420*time.Second)
 	j.wantExit(t, 0)
 	j.wantOutput(t, "server ready after", "done bench sweep-conc-4", "done lm_eval gsm8k", "done bfcl", "stopping the server (process group")
 	j.checkResults(t)
+	j.CheckIngest(t, j.ingest, false)
 	servers := j.servers(t)
 	if len(servers) != 1 {
 		t.Fatalf("%d servers, want 1", len(servers))
@@ -642,7 +653,7 @@ func testK8s(t *testing.T, ex *exported) {
 func slurmJob(t *testing.T, c *slurmtest.Cluster, ex *exported, name string, extra ...string) (*job, string) {
 	t.Helper()
 	j := newJob(t, ex, name, append([]string{"SLURM_CONF=" + c.Conf, "HF_TOKEN=" + secret}, extra...)...)
-	j.run(t, ex.steps[name].Command, 120*time.Second)
+	j.run(t, ex.steps[name].Command, 420*time.Second)
 	m := regexp.MustCompile(`wlc: Slurm job (\d+);`).FindStringSubmatch(j.out)
 	if m == nil {
 		t.Fatalf("the step names no Slurm job:\n%s", j.out)
@@ -678,6 +689,7 @@ func testSlurmOneNode(t *testing.T, c *slurmtest.Cluster, ex *exported) {
 	j.wantOutput(t, "server ready after", "done bench sweep-conc-1", "done bench sweep-conc-4", "done bench chat-conc-2",
 		"done lm_eval gsm8k", "done bfcl")
 	j.checkResults(t)
+	j.CheckIngest(t, j.ingest, false)
 	servers := j.servers(t)
 	if len(servers) != 1 {
 		t.Fatalf("%d servers, want 1", len(servers))
@@ -701,6 +713,11 @@ func testSlurmTwoNode(t *testing.T, c *slurmtest.Cluster, ex *exported) {
 	checkSlurm(t, c, j, id, "COMPLETED", "0:0")
 	j.wantOutput(t, "server ready after", "done bench short-conc-2")
 	j.CheckBenchResults(t)
+	// TP2 × DP4 over 2 nodes: every throughput per GPU is divided by 8.
+	j.CheckIngest(t, j.ingest, false)
+	if rows := j.ingest.Rows("perf"); len(rows) != 1 || rows[0].Body["gpu_count"] != float64(8) || rows[0].Body["is_multinode"] != "true" {
+		t.Errorf("the 2-node TP2×DP4 job's perf rows: %v", rows)
+	}
 	servers := j.servers(t)
 	if len(servers) != 2 {
 		t.Fatalf("%d servers, want one per node", len(servers))

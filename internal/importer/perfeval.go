@@ -201,8 +201,14 @@ func (c *conv) run(data []byte) {
 		fs[0].key.HeadComment = ""
 	}
 	w.header = header
+	// perf-eval's name keys the dashboards' rows: it survives as
+	// dashboard_name (the workload key is the file stem).
 	if f, ok := top["name"]; ok && f.val.Value != c.key && f.val.Kind == yaml.ScalarNode {
-		w.header = append(w.header, fmt.Sprintf("perf-eval name: %s (the workload key is the file stem).", f.val.Value))
+		if dashboardName.MatchString(f.val.Value) && !strings.Contains(f.val.Value, "..") {
+			w.add(nodeComments(f), "dashboard_name: "+quote(f.val.Value))
+		} else {
+			c.warnf(f.val, "name", "name %q is not a wlc name (letters, digits, _ . -); not kept as dashboard_name, so the dashboards will key this workload's rows by %s", f.val.Value, c.key)
+		}
 	}
 
 	w.shapeAt = -1
@@ -225,6 +231,9 @@ func (c *conv) run(data []byte) {
 	}
 	c.emit(w)
 }
+
+// dashboardName is schema #Name's pattern.
+var dashboardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func kindName(n *yaml.Node) string {
 	switch n.Kind {

@@ -20,6 +20,7 @@ import (
 	"cuelang.org/go/cue/load"
 
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
 	"github.com/wlcdev/wlc/internal/vllmflags"
@@ -431,5 +432,9 @@ func (r *Result) Resolve(w Workload, ov plan.Overrides) (plan.Workload, error) {
 		return plan.Workload{}, fmt.Errorf("%s:%d:%d: %w", w.File, w.Line, w.Column, err)
 	}
 	p.Recipe = w.Recipe
+	// The row shapes come from the binary's schema, like every rule.
+	if p.Ingest.Shapes, err = ingest.Shapes(); err != nil {
+		return plan.Workload{}, err
+	}
 	return p, nil
 }

@@ -32,7 +32,10 @@ type Workload struct {
 
 	Nodes       int `json:"nodes"`
 	GPUsPerNode int `json:"gpus_per_node"`
-	GPUs        int `json:"gpus"`
+	// GPUs is every GPU the server uses (nodes × GPUs per node; prefill
+	// plus decode GPUs when serving is disaggregated): the dashboards'
+	// per-GPU throughputs are divided by it.
+	GPUs int `json:"gpus"`
 
 	// Engine is the serving engine: schema.EngineVLLM or EngineSGLang. It
 	// decides the server's command (Serve.Command) and the benchmark
@@ -70,6 +73,8 @@ type Workload struct {
 	Disagg *Disagg `json:"disagg,omitempty"`
 	// BenchMetadata are the workload's free-form result tags.
 	BenchMetadata map[string]any `json:"bench_metadata,omitempty"`
+	// Ingest is what the job tells the dashboards about its results.
+	Ingest Ingest `json:"-"`
 
 	// ResultsPath is where every result lands, relative to the job's
 	// working directory: results/<name>.
@@ -168,6 +173,10 @@ type BenchRun struct {
 	MaxConcurrency int    `json:"max_concurrency"`
 	NumPrompts     int    `json:"num_prompts"`
 	Repetitions    int    `json:"repetitions"`
+	// InputLen and OutputLen are the config's lengths (the dashboards'
+	// isl and osl).
+	InputLen  int `json:"input_len"`
+	OutputLen int `json:"output_len"`
 	// Args follow the client's command; the runner adds --base-url and the
 	// result-file flags.
 	Args []string `json:"args"`
@@ -181,6 +190,9 @@ type BenchRun struct {
 // LMEvalRun is one lm-evaluation-harness task.
 type LMEvalRun struct {
 	Task string `json:"task"`
+	// OutputDir is where lm_eval writes (--output_path), relative to the
+	// results directory.
+	OutputDir string `json:"output_dir"`
 	// Argv is the whole command, starting with lm_eval.
 	Argv []string `json:"argv"`
 }

@@ -132,6 +132,10 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	for _, s := range w.CustomSteps {
 		p.Custom = append(p.Custom, customRun(w, s))
 	}
+	p.Ingest = ingestTags(p)
+	if w.DashboardName != "" {
+		p.Ingest.Workload = w.DashboardName
+	}
 	return p, nil
 }
 
@@ -276,6 +280,15 @@ func sweep(name string, conc, prompts schema.IntOrList, reps int, args func(conc
 	return out
 }
 
+// lengths records a config's input and output lengths on its runs (the
+// dashboards' isl and osl).
+func lengths(in, out int, runs []BenchRun) []BenchRun {
+	for i := range runs {
+		runs[i].InputLen, runs[i].OutputLen = in, out
+	}
+	return runs
+}
+
 // sglangServe renders the SGLang server: --model-path, the typed options
 // in cmdline.SGLangServe's order, extra_args last.
 func sglangServe(w schema.Workload) Serve {
@@ -305,7 +318,7 @@ func sglangServe(w schema.Workload) Serve {
 func sglangBenchRuns(w schema.Workload) []BenchRun {
 	var out []BenchRun
 	for _, c := range w.SGLangBench.Configs {
-		out = append(out, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
+		out = append(out, lengths(c.InputLen, c.OutputLen, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
 			args := []string{"--backend", c.Backend, "--model", w.Model,
 				"--dataset-name", "random",
 				"--random-input-len", strconv.Itoa(c.InputLen),
@@ -315,7 +328,7 @@ func sglangBenchRuns(w schema.Workload) []BenchRun {
 				"--flush-cache",
 				"--num-prompts", strconv.Itoa(np), "--max-concurrency", strconv.Itoa(conc)}
 			return append(args, BenchArgs(c.Args)...)
-		})...)
+		}))...)
 	}
 	return out
 }
@@ -324,7 +337,7 @@ func sglangBenchRuns(w schema.Workload) []BenchRun {
 func benchRuns(w schema.Workload) []BenchRun {
 	var out []BenchRun
 	for _, c := range w.VLLMBench.AllConfigs() {
-		out = append(out, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
+		out = append(out, lengths(c.InputLen, c.OutputLen, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
 			args := []string{"--model", w.Model}
 			if c.Backend != "" {
 				args = append(args, "--backend", c.Backend)
@@ -350,7 +363,7 @@ func benchRuns(w schema.Workload) []BenchRun {
 				args = append(args, "--trust-remote-code")
 			}
 			return append(args, BenchArgs(c.Args)...)
-		})...)
+		}))...)
 	}
 	return out
 }
@@ -410,14 +423,16 @@ func lmEvalRuns(w schema.Workload) []LMEvalRun {
 			}
 			kv = append(kv, k+"="+pyLiteral(merged[k]))
 		}
+		dir := "lm_eval/" + t.Name
 		out = append(out, LMEvalRun{
-			Task: t.Name,
+			Task:      t.Name,
+			OutputDir: dir,
 			Argv: []string{
 				"lm_eval", "--model", "local-completions",
 				"--model_args", strings.Join(kv, ","),
 				"--tasks", t.Name,
 				"--num_fewshot", strconv.Itoa(t.NumFewshot),
-				"--output_path", ResultsDir + "/lm_eval/" + t.Name,
+				"--output_path", ResultsDir + "/" + dir,
 				"--log_samples",
 			},
 		})

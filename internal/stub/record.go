@@ -8,7 +8,7 @@
 //	             sglang.bench_serving` run
 //	python3      an interpreter with sglang installed: -m sglang.<module> runs
 //	             the sglang stub, anything else the next python3 on PATH
-//	lm_eval      sends one completion, writes results.json
+//	lm_eval      sends one completion, writes results_<date>.json (and samples)
 //	bfcl         bfcl generate / evaluate against OPENAI_BASE_URL
 //	docker       a fake docker CLI running the stub vllm as the "container"
 //

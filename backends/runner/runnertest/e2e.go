@@ -198,7 +198,10 @@ func (j *Job) CheckEvalResults(t testing.TB) {
 	t.Helper()
 	var want []string
 	for _, l := range j.W.LMEval {
-		want = append(want, filepath.Join("lm_eval", l.Task, "results.json"))
+		got, _ := filepath.Glob(filepath.Join(j.Results(), filepath.FromSlash(l.OutputDir), "*", "results_*.json"))
+		if len(got) != 1 {
+			t.Errorf("lm_eval %s: %d results_*.json files under %s/*/, want 1", l.Task, len(got), l.OutputDir)
+		}
 	}
 	if j.W.BFCL != nil {
 		want = append(want, "bfcl/result/generate.json", "bfcl/score/score.json")

@@ -61,8 +61,9 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 			}
 		}
 		for _, l := range w.LMEval {
-			if _, err := os.Stat(filepath.Join(dir, "lm_eval", l.Task, "results.json")); err != nil {
-				t.Errorf("backend %s: %v", r.Backend, err)
+			// lm_eval writes <output_path>/<model>/results_<date>.json.
+			if got, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(l.OutputDir), "*", "results_*.json")); len(got) != 1 {
+				t.Errorf("backend %s: lm_eval %s: %d results_*.json files, want 1", r.Backend, l.Task, len(got))
 			}
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, w.Sweep.Kind+"_backend.txt")); err != nil || (r.Backend != "default" && strings.TrimSpace(string(data)) != r.Backend) {

@@ -1,7 +1,10 @@
 // Command lm_eval is a stand-in for lm-evaluation-harness in tests: it
 // reads --model_args (model=..., base_url=<completions URL>), --tasks and
-// --output_path, sends one completion request to base_url and writes
-// <output_path>/results.json. It records its argv (internal/stub).
+// --output_path, sends one completion request to base_url and writes what
+// lm-evaluation-harness's EvaluationTracker writes: <output_path>/<model,
+// sanitized>/results_<date>.json and, with --log_samples,
+// samples_<task>_<date>.jsonl (one JSON line per document). It records its
+// argv (internal/stub).
 package main
 
 import (
@@ -11,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -44,11 +48,27 @@ func main() {
 	res := map[string]any{"results": map[string]any{tasks: map[string]any{"exact_match,strict-match": 1.0}},
 		"config": map[string]any{"model": "local-completions", "model_args": margs}}
 	data, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	// lm-eval: re.sub(r"[\"<>:/\|\\?\*\[\]]+", "__", model_name) and a
+	// date id of datetime.now().isoformat() with ':' replaced by '-'.
+	dir := filepath.Join(out, regexp.MustCompile(`["<>:/|\\?*\[\]]+`).ReplaceAllString(kv["model"], "__"))
+	date := strings.ReplaceAll(time.Now().Format("2006-01-02T15:04:05.000000"), ":", "-")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail(err.Error())
 	}
-	if err := os.WriteFile(filepath.Join(out, "results.json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results_"+date+".json"), data, 0o644); err != nil {
 		fail(err.Error())
+	}
+	if stub.Has(args, "--log_samples") {
+		var lines []byte
+		for i := range 3 {
+			l, _ := json.Marshal(map[string]any{"doc_id": i, "doc": map[string]any{"question": fmt.Sprintf("%d+1?", i)},
+				"target": fmt.Sprint(i + 1), "resps": [][]string{{fmt.Sprint(i + 1)}}, "filter": "strict-match",
+				"metrics": []string{"exact_match"}, "exact_match": 1.0})
+			lines = append(append(lines, l...), '\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, "samples_"+tasks+"_"+date+".jsonl"), lines, 0o644); err != nil {
+			fail(err.Error())
+		}
 	}
 	fmt.Printf("|%s|exact_match|1.0|\n", tasks)
 }

@@ -339,7 +339,16 @@ func bench(args []string) int {
 				return 1
 			}
 		}
+		// WLC_STUB_BENCH_RESULT=truncated writes half the file (a client
+		// killed mid-write); none-completed a run where no request finished.
+		switch os.Getenv("WLC_STUB_BENCH_RESULT") {
+		case "none-completed":
+			res["completed"], res["failed"], res["total_token_throughput"], res["output_throughput"] = 0, 0, 0.0, 0.0
+		}
 		data, _ := json.MarshalIndent(res, "", "  ")
+		if os.Getenv("WLC_STUB_BENCH_RESULT") == "truncated" {
+			data = data[:len(data)/2]
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

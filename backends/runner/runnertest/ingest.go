@@ -1,0 +1,128 @@
+package runnertest
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/wlcdev/wlc/internal/dashboard"
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
+)
+
+// CheckIngest asserts the dashboards received exactly the job's rows: one
+// perf row per bench run, computed from its result file (throughput per
+// GPU divided by every GPU the server uses, latencies in seconds), and per
+// lm_eval task its results file and (unless noSamples) its samples; and
+// that each row is also kept under results/<name>/ingest/.
+func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) {
+	t.Helper()
+	if r := srv.Refused(); len(r) > 0 {
+		t.Errorf("the ingest server refused: %q", r)
+	}
+	perf := srv.Rows("perf")
+	if len(perf) != len(j.W.Bench) {
+		t.Fatalf("%d perf rows, want one per bench run (%d)", len(perf), len(j.W.Bench))
+	}
+	gpus := float64(j.W.GPUs)
+	for i, b := range j.W.Bench {
+		row, raw := perf[i].Body, readJSON(t, filepath.Join(j.Results(), b.Result))
+		if got := perf[i].Header.Get("X-Source"); got != dashboard.PerfSource {
+			t.Errorf("perf row %s: X-Source %q", b.Name, got)
+		}
+		total, output := raw["total_token_throughput"].(float64), raw["output_throughput"].(float64)
+		want := map[string]any{
+			"device": j.W.Ingest.Perf.Device, "image": j.W.Image.Ref, "model": j.W.Model, "framework": "vllm",
+			"precision": j.W.Ingest.Perf.Precision, "conc": float64(b.MaxConcurrency),
+			"isl": float64(b.InputLen), "osl": float64(b.OutputLen), "gpu_count": gpus,
+			"num_nodes": float64(j.W.Nodes), "gpus_per_node": float64(j.W.GPUsPerNode),
+			"is_multinode": map[bool]string{true: "true", false: "false"}[j.W.Nodes > 1],
+			"tp":           float64(j.W.Serve.TensorParallelSize * j.W.Serve.DataParallelSize),
+			"tput_per_gpu": total / gpus, "output_tput_per_gpu": output / gpus, "input_tput_per_gpu": (total - output) / gpus,
+			"mean_ttft": raw["mean_ttft_ms"].(float64) / 1000, "p99_tpot": raw["p99_tpot_ms"].(float64) / 1000,
+		}
+		for k, v := range want {
+			if f, ok := v.(float64); ok {
+				if g, ok := row[k].(float64); !ok || math.Abs(g-f) > 1e-9*math.Max(1, math.Abs(f)) {
+					t.Errorf("perf row %s: %s = %v, want %v", b.Name, k, row[k], f)
+				}
+			} else if row[k] != v {
+				t.Errorf("perf row %s: %s = %v, want %v", b.Name, k, row[k], v)
+			}
+		}
+	}
+	var evals []ingesttest.Row
+	for _, r := range srv.Rows("eval") {
+		evals = append(evals, r)
+	}
+	want := 0
+	for _, l := range j.W.LMEval {
+		files, _ := filepath.Glob(filepath.Join(j.Results(), filepath.FromSlash(l.OutputDir), "*", "results_*.json"))
+		samples, _ := filepath.Glob(filepath.Join(j.Results(), filepath.FromSlash(l.OutputDir), "*", "samples_*.jsonl"))
+		seen := 0
+		for _, r := range evals {
+			if r.Body["task"] != l.Task || r.Body["workload"] != j.W.Ingest.Workload {
+				continue
+			}
+			seen++
+			switch r.Body["kind"] {
+			case "results":
+				if len(files) != 1 || !reflect.DeepEqual(r.Body["data"], readJSON(t, files[0])) {
+					t.Errorf("eval results row of %s: data differs from %v", l.Task, files)
+				}
+			case "samples":
+				if noSamples {
+					t.Errorf("eval samples row of %s sent with %s set", l.Task, dashboard.NoSamplesEnv)
+				}
+			}
+		}
+		n := len(files)
+		if !noSamples {
+			n += len(samples)
+		}
+		if seen != n {
+			t.Errorf("lm_eval %s: %d eval rows, want %d", l.Task, seen, n)
+		}
+		want += n
+	}
+	if len(evals) != want {
+		t.Errorf("%d eval rows, want %d", len(evals), want)
+	}
+	// The token travels on curl's stdin: it is in no file of the job.
+	filepath.WalkDir(j.Dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if data, err := os.ReadFile(p); err == nil && strings.Contains(string(data), srv.Token) {
+				t.Errorf("the ingest token is written in %s", p)
+			}
+		}
+		return nil
+	})
+	var kept []string
+	filepath.WalkDir(filepath.Join(j.Results(), dashboard.Dir), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			kept = append(kept, p)
+		}
+		return nil
+	})
+	sort.Strings(kept)
+	if len(kept) != len(perf)+len(evals) {
+		t.Errorf("results/%s/%s keeps %d files, want one per row sent (%d): %q", j.W.Name, dashboard.Dir, len(kept), len(perf)+len(evals), kept)
+	}
+}
+
+func readJSON(t testing.TB, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
