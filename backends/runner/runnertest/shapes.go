@@ -24,7 +24,7 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 		t.Fatalf("%s has no backend sweep", w.Name)
 	}
 	j := NewJob(t, b, w, append([]string{"WLC_STUB_REFUSE_BACKENDS=" + refused}, extra...)...)
-	res := j.Run(t, 90*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code == 0 {
 		t.Fatalf("exit 0 although backend %s did not start:\n%s", refused, res.Output)
 	}
@@ -100,7 +100,7 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 func CheckCustom(t *testing.T, b backends.Backend, w plan.Workload, files map[string]string) {
 	t.Helper()
 	j := NewJob(t, b, w)
-	res := j.Run(t, 90*time.Second)
+	res := j.Run(t, 360*time.Second)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
