@@ -50,9 +50,11 @@ var finalStates = map[string]bool{
 }
 
 // Nodes may be busy with jobs of test packages running in parallel, so any
-// state that can still run jobs counts as up.
+// state that can still run jobs counts as up. "planned" is a node the
+// backfill scheduler has set aside for a pending job (Slurm ≥ 23.02): it
+// shows up whenever two packages queue jobs at once.
 var usableNodeStates = map[string]bool{
-	"idle": true, "mixed": true, "allocated": true, "completing": true,
+	"idle": true, "mixed": true, "allocated": true, "completing": true, "planned": true,
 }
 
 const startHint = `start one with: eval "$(bash testdata/slurm/start.sh)" (as root, from the repo root), or run bash .ci/run`
