@@ -60,6 +60,7 @@ func EngineLibrary(w plan.Workload) string { return engineOf(w).lib }
 // BenchFunc is the lib.sh function one bench run of w calls (wlc_bench,
 // wlc_sglang_bench), with the arguments benchStep writes.
 func BenchFunc(w plan.Workload) string { return engineOf(w).bench }
+
 //go:embed ingest.py
 var ingestPy string
 
