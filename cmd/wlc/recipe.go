@@ -17,7 +17,7 @@ import (
 // defaultRecipesDirs are tried, relative to the working directory, when
 // neither --recipes nor $WLC_RECIPES names the recipes checkout (recipes
 // are data outside the repository).
-var defaultRecipesDirs = []string{"recipes", filepath.Join("..", "shared", "corpus", "recipes")}
+var defaultRecipesDirs = []string{"recipes"}
 
 // recipesDir resolves --recipes, then $WLC_RECIPES, then the defaults.
 func (e *env) recipesDir(flag string) (string, error) {
@@ -48,7 +48,7 @@ func (e *env) workloadRecipes(flag string) string {
 	return dir
 }
 
-const recipesFlagUsage = "vLLM recipes checkout that workloads with a recipe derive from (default $WLC_RECIPES, ./recipes or ../shared/corpus/recipes)"
+const recipesFlagUsage = "vLLM recipes checkout that workloads with a recipe derive from (default $WLC_RECIPES or ./recipes)"
 
 func (e *env) loadRecipes(dir string) (*recipes.Set, error) {
 	if e.ctx == nil {
@@ -91,7 +91,7 @@ reported on stderr instead of dropped silently. MODEL is the recipe's
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.recipes, "recipes", "", "recipes checkout (default $WLC_RECIPES, ./recipes or ../shared/corpus/recipes)")
+	f.StringVar(&o.recipes, "recipes", "", "recipes checkout (default $WLC_RECIPES or ./recipes)")
 	f.StringVar(&o.hardware, "hardware", "", "taxonomy hardware id, e.g. b200 (required)")
 	f.StringVar(&o.variant, "variant", "", "variant key (default: default)")
 	f.StringVar(&o.strategy, "strategy", "", "strategy id (default: the site's recommendation)")
