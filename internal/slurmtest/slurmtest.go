@@ -50,9 +50,9 @@ var finalStates = map[string]bool{
 }
 
 // Nodes may be busy with jobs of test packages running in parallel, so any
-// state that can still run jobs counts as up. "planned" is a node the
-// backfill scheduler has set aside for a pending job (Slurm ≥ 23.02): it
-// shows up whenever two packages queue jobs at once.
+// state that can still run jobs counts as up. "planned" (or a state with a
+// "-" suffix) is a node the backfill scheduler has set aside for a pending
+// job: it shows up whenever two packages queue jobs at once.
 var usableNodeStates = map[string]bool{
 	"idle": true, "mixed": true, "allocated": true, "completing": true, "planned": true,
 }
@@ -118,7 +118,10 @@ func Require(t testing.TB) *Cluster {
 			continue
 		}
 		seen[f[0]] = true
-		if !usableNodeStates[f[1]] {
+		// sinfo marks a busy node the backfill scheduler has planned for a
+		// pending job with a "-" suffix ("mixed-"); other suffixes (* not
+		// responding, ~ powered off, ...) stay unusable.
+		if !usableNodeStates[strings.TrimSuffix(f[1], "-")] {
 			missing(fmt.Sprintf("Slurm node %s is %s (see %s/log); restart the cluster: bash testdata/slurm/stop.sh, then %s",
 				f[0], f[1], dir, startHint))
 		}
