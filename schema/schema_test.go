@@ -96,6 +96,13 @@ func TestSchemaCompiles(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no .cue files embedded")
 	}
+	// The recipes schema is a package of its own: loading workloads must
+	// not evaluate it.
+	for _, def := range []string{"#Recipe", "#Strategy", "#Taxonomy", "recipe_hardware"} {
+		if v.LookupPath(cue.ParsePath(def)).Exists() {
+			t.Errorf("the workload schema defines %s; it belongs to schema/recipe", def)
+		}
+	}
 }
 
 // goKinds is the set of CUE kinds a Go type decodes.

@@ -107,7 +107,6 @@ type loader struct {
 	// CUE's own validation stops at the first failing struct.
 	files []*ast.File
 	pkg   cue.Value
-	sch   cue.Value // the schema package, built once
 	// defs are the schema definitions of workloads and profiles, asked
 	// which fields they allow (an erroneous struct allows anything).
 	defWorkload, defProfile cue.Value
@@ -194,7 +193,6 @@ func (l *loader) run(dir string) {
 	l.pkg, l.files = pkg, insts[0].Files
 	l.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
 	l.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
-	l.sch = sch
 	l.decodeCatalog(sch)
 
 	if !pkg.LookupPath(pathWorkloads).Exists() {

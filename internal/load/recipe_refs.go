@@ -68,8 +68,9 @@ func (l *loader) recipeSet() (*recipes.Set, error) {
 		l.recipesErr = fmt.Errorf("no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES")
 		return nil, l.recipesErr
 	}
-	// The schema package this load built holds the recipe definitions too.
-	sch, err := recipes.SchemaFrom(l.sch)
+	// The recipe schema is a package of its own, built only now that a
+	// workload derives from a recipe.
+	sch, err := recipes.CompileSchema(l.ctx)
 	if err != nil {
 		l.recipesErr = err
 		return nil, err
@@ -121,7 +122,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	}
 	hwID := recipeHardwareID(set, prof.Hardware)
 	if hwID == "" {
-		return nil, errf("recipe", "profile %s runs on %s, which no hardware id of the recipes taxonomy maps to (recipe_hardware in schema/recipe.cue); this workload cannot derive from a recipe", prof.Name, prof.Hardware)
+		return nil, errf("recipe", "profile %s runs on %s, which no hardware id of the recipes taxonomy maps to (recipe_hardware in schema/recipe/recipe.cue); this workload cannot derive from a recipe", prof.Name, prof.Hardware)
 	}
 	nodes := 1
 	if n, err := wv.LookupPath(cue.ParsePath("nodes")).Int64(); err == nil {
@@ -157,7 +158,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	d.values["model"] = derivedValue{value: cmd.Model, text: cmd.Model, source: "the variant's checkpoint", pos: cmd.ModelPos}
 	info, ok := set.Schema.Precisions[cmd.Precision]
 	if !ok || info.WLC == "none" {
-		return nil, errf("recipe", "%s) has precision %q, which wlc's #Precision has no name for (recipe_precisions in schema/recipe.cue) at %s", d.at, cmd.Precision, cmd.PrecisionPos)
+		return nil, errf("recipe", "%s) has precision %q, which wlc's #Precision has no name for (recipe_precisions in schema/recipe/recipe.cue) at %s", d.at, cmd.Precision, cmd.PrecisionPos)
 	}
 	d.values["precision"] = derivedValue{value: info.WLC, text: "precision: " + cmd.Precision, source: "variant " + cmd.Variant, pos: cmd.PrecisionPos}
 	// The memory-fit check reads the checkpoint size from the variant:

@@ -1,6 +1,6 @@
 // Package recipes reads the upstream vLLM recipes (github.com/vllm-project/
 // recipes: taxonomy.yaml, strategies/*.yaml, models/<org>/<repo>.yaml) as
-// they are, validates them against wlc's CUE schema (schema/recipe.cue)
+// they are, validates them against wlc's CUE schema (schema/recipe/recipe.cue)
 // with file:line:col positions, checks the rules the upstream build never
 // enforces (Vet), and composes the `vllm serve` command the recipes site
 // would render, with flag spellings normalized and conflicts reported
@@ -17,6 +17,7 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"github.com/wlcdev/wlc/schema"
+	"github.com/wlcdev/wlc/schema/recipe"
 )
 
 // Schema is wlc's compiled schema package, with the recipe definitions and
@@ -50,27 +51,44 @@ type Vocabulary struct {
 	ExclusiveFeatures [][]string `json:"exclusive_features"`
 }
 
-// CompileSchema builds the embedded schema package in ctx.
+// CompileSchema builds the embedded recipe package (schema/recipe) and
+// the workload schema it imports in ctx.
 func CompileSchema(ctx *cue.Context) (*Schema, error) {
+	sch, err := instance(schema.Files, schema.ImportPath, "schema", "schema/")
+	if err != nil {
+		return nil, err
+	}
+	rec, err := instance(recipe.Files, recipe.ImportPath, "recipe", "schema/recipe/")
+	if err != nil {
+		return nil, err
+	}
+	rec.Imports = []*build.Instance{sch}
+	// The packages as a whole are not concrete (definitions with pending
+	// checks); only the values read below must be sound.
+	vals, err := ctx.BuildInstances([]*build.Instance{rec, sch})
+	if err != nil {
+		return nil, fmt.Errorf("embedded schema: %w", err)
+	}
+	return SchemaFrom(vals[0], vals[1])
+}
+
+// instance is an unbuilt instance of the embedded package in files; dir
+// prefixes its file names in positions.
+func instance(files fs.FS, importPath, pkg, dir string) (*build.Instance, error) {
 	inst := build.NewContext().NewInstance("", nil)
-	inst.ImportPath = schema.ImportPath
-	inst.PkgName = "schema"
-	var names []string
-	if err := fs.WalkDir(schema.Files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			names = append(names, p)
-		}
-		return err
-	}); err != nil {
+	inst.ImportPath = importPath
+	inst.PkgName = pkg
+	names, err := fs.Glob(files, "*.cue")
+	if err != nil {
 		return nil, err
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		src, err := schema.Files.ReadFile(n)
+		src, err := fs.ReadFile(files, n)
 		if err != nil {
 			return nil, err
 		}
-		f, err := parser.ParseFile("schema/"+n, src, parser.ParseComments)
+		f, err := parser.ParseFile(dir+n, src, parser.ParseComments)
 		if err != nil {
 			return nil, fmt.Errorf("embedded schema: %w", err)
 		}
@@ -78,14 +96,13 @@ func CompileSchema(ctx *cue.Context) (*Schema, error) {
 			return nil, fmt.Errorf("embedded schema: %w", err)
 		}
 	}
-	// The package as a whole is not concrete (definitions with pending
-	// checks); only the values read below must be sound.
-	return SchemaFrom(ctx.BuildInstance(inst))
+	return inst, nil
 }
 
-// SchemaFrom reads the recipe definitions and tables from an already built
-// schema package, so a run that loaded it for workloads builds it once.
-func SchemaFrom(v cue.Value) (*Schema, error) {
+// SchemaFrom reads the recipe definitions and tables from the built recipe
+// package and the catalog from the workload schema package, so a run that
+// loaded the workload schema builds it once.
+func SchemaFrom(v, sch cue.Value) (*Schema, error) {
 	s := &Schema{
 		Recipe:   v.LookupPath(cue.ParsePath("#Recipe")),
 		Strategy: v.LookupPath(cue.ParsePath("#Strategy")),
@@ -97,16 +114,17 @@ func SchemaFrom(v cue.Value) (*Schema, error) {
 		}
 	}
 	for _, d := range []struct {
+		from cue.Value
 		path string
 		dst  any
 	}{
-		{"recipe_hardware", &s.HardwareMap},
-		{"recipe_precisions", &s.Precisions},
-		{"recipe_vocabulary", &s.Vocabulary},
-		{"hardware", &s.Hardware},
-		{"architectures", &s.Architectures},
+		{v, "recipe_hardware", &s.HardwareMap},
+		{v, "recipe_precisions", &s.Precisions},
+		{v, "recipe_vocabulary", &s.Vocabulary},
+		{sch, "hardware", &s.Hardware},
+		{sch, "architectures", &s.Architectures},
 	} {
-		if err := v.LookupPath(cue.ParsePath(d.path)).Decode(d.dst); err != nil {
+		if err := d.from.LookupPath(cue.ParsePath(d.path)).Decode(d.dst); err != nil {
 			return nil, fmt.Errorf("embedded schema: %s: %w", d.path, err)
 		}
 	}

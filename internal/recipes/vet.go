@@ -105,7 +105,7 @@ func (v *vetter) taxonomy() {
 		wlc, ok := s.Schema.HardwareMap[p.ID]
 		if !ok {
 			v.add(KindCatalog, diag.Warning, f.n, "hardware_profiles."+p.ID,
-				"hardware profile %s has no entry in wlc's recipe_hardware table (schema/recipe.cue); add it, mapped to a catalog name or \"none\"", p.ID)
+				"hardware profile %s has no entry in wlc's recipe_hardware table (schema/recipe/recipe.cue); add it, mapped to a catalog name or \"none\"", p.ID)
 			continue
 		}
 		hw, ok := s.Schema.Hardware[wlc]
