@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/internal/atomicdir"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/selection"
 )
@@ -34,7 +34,10 @@ func newExportCmd(e *env) *cobra.Command {
 		Short: "Lower workloads into CI jobs through a backend",
 		Long: `export validates the workloads package (default workloads/), resolves the
 selected workloads and lowers them through one backend. Nothing is written
-unless every workload lowers cleanly; with -o the files appear all at once.
+unless every workload lowers cleanly. With -o DIR the files appear all at
+once: DIR then holds exactly this export's files (and a .wlc-export list of
+them), replacing a previous export's set in one step; a DIR holding files
+wlc did not write is refused.
 A backend that produces one artifact prints it to stdout when -o is absent.
 
 Selection: --workloads (or the WORKLOADS variable), comma or newline
@@ -182,7 +185,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		_, err := e.stdout.Write(arts[0].Data)
 		return err
 	}
-	if err := writeAtomically(o.out, arts); err != nil {
+	if err := writeSet(e, b.Name(), o.out, arts); err != nil {
 		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
 		return errReported
 	}
@@ -192,47 +195,31 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	return nil
 }
 
-// writeAtomically stages every artifact in a temporary directory beside
-// the output, then renames each into place; on any failure it removes what
-// it placed, so an interrupted export leaves no partial file.
-func writeAtomically(out string, arts []backends.Artifact) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", out, err)
-	}
-	stage, err := os.MkdirTemp(out, ".wlc-export-")
+// writeSet makes out hold exactly the artifacts, all at once (see
+// internal/atomicdir): a failed or killed export leaves the previous set.
+func writeSet(e *env, backend, out string, arts []backends.Artifact) error {
+	res, err := atomicdir.Replace(out, "# written by wlc export --backend "+backend, toFiles(arts))
 	if err != nil {
-		return fmt.Errorf("stage in %s: %w", out, err)
+		return fmt.Errorf("%v; nothing was written, %s is as it was", err, out)
 	}
-	defer os.RemoveAll(stage)
-	for i, a := range arts {
-		mode := a.Mode
-		if mode == 0 {
-			mode = 0o644
-		}
-		p := filepath.Join(stage, fmt.Sprintf("%d", i))
-		if err := os.WriteFile(p, a.Data, mode); err != nil {
-			return fmt.Errorf("write %s: %w", a.Path, err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			return err
-		}
-	}
-	var placed []string
-	for i, a := range arts {
-		dst := filepath.Join(out, filepath.FromSlash(a.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			err = os.Rename(filepath.Join(stage, fmt.Sprintf("%d", i)), dst)
-			if err == nil {
-				placed = append(placed, dst)
-				continue
-			}
-		}
-		for _, p := range placed {
-			os.Remove(p)
-		}
-		return fmt.Errorf("place %s in %s failed; nothing was written", a.Path, out)
+	if res.Stale != nil {
+		fmt.Fprintf(e.stderr, "wlc export: warning: the new set is in %s, but: %v\n", out, res.Stale)
 	}
 	return nil
+}
+
+// placeFiles writes artifacts into a directory that holds the user's own
+// files (init, import): each file whole, all taken back on error.
+func placeFiles(dir string, arts []backends.Artifact) error {
+	return atomicdir.Place(dir, toFiles(arts))
+}
+
+func toFiles(arts []backends.Artifact) []atomicdir.File {
+	files := make([]atomicdir.File, len(arts))
+	for i, a := range arts {
+		files[i] = atomicdir.File{Path: a.Path, Data: a.Data, Mode: a.Mode}
+	}
+	return files
 }
 
 func (e *env) environ() map[string]string {

@@ -105,7 +105,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 						return errReported
 					}
 				}
-				if err := writeAtomically(outDir, arts); err != nil {
+				if err := placeFiles(outDir, arts); err != nil {
 					fmt.Fprintf(e.stderr, "wlc import: %v\n", err)
 					return errReported
 				}

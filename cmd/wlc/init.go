@@ -109,7 +109,7 @@ without those files.`,
 				fmt.Fprintf(e.stderr, "wlc init: %s already has %s; nothing was written\n", dir, strings.Join(exist, ", "))
 				return errReported
 			}
-			if err := writeAtomically(dir, files); err != nil {
+			if err := placeFiles(dir, files); err != nil {
 				fmt.Fprintf(e.stderr, "wlc init: %v\n", err)
 				return errReported
 			}
