@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,6 +15,19 @@ import (
 	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
+
+// cueVersion is the cuelang.org/go version this binary is built with (the
+// one go.mod pins).
+func cueVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "cuelang.org/go" {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown)"
+}
 
 // servers are the ingest servers of running scripts.
 var servers sync.Map
@@ -28,8 +44,11 @@ func TestMain(m *testing.M) {
 //
 // Archives can use:
 //
-//	$REPO    the checkout root (e.g. to copy the bundled workloads)
-//	$SHARED  ../shared when present ([shared] condition)
+//	$REPO         the checkout root (e.g. to copy the bundled workloads)
+//	$SHARED       ../shared when present ([shared] condition)
+//	$CUE_VERSION  the cuelang.org/go version go.mod pins ([cue] condition:
+//	              the plain cue CLI at that version is on PATH; in CI its
+//	              absence fails the script instead of skipping it)
 func TestScript(t *testing.T) {
 	repo := testenv.RepoRoot(t)
 	shared := os.Getenv("WLC_SHARED")
@@ -47,6 +66,7 @@ func TestScript(t *testing.T) {
 			}
 			env.Setenv("REPO", repo)
 			env.Setenv("SHARED", shared)
+			env.Setenv("CUE_VERSION", cueVersion())
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -84,6 +104,13 @@ func TestScript(t *testing.T) {
 			case "shared":
 				_, err := os.Stat(shared)
 				return err == nil, nil
+			case "cue":
+				out, err := exec.Command("cue", "version").Output()
+				have := strings.HasPrefix(string(out), "cue version "+cueVersion()+"\n")
+				if !have && testenv.InCI() {
+					return false, fmt.Errorf("CI must not skip: cue %s is not on PATH (%v; .ci/setup.d/40-wlcbench.sh installs it)", cueVersion(), err)
+				}
+				return have, nil
 			}
 			return false, nil
 		},

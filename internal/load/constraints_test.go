@@ -559,7 +559,7 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: []
 `,
 		want: []string{
-			"workloads/w.cue:9:11: error: workloads.w.lm_eval.tasks: lm_eval has no tasks; add at least one task or remove lm_eval",
+			"workloads/w.cue:9:18: error: workloads.w.lm_eval.tasks: lm_eval has no tasks; add at least one task or remove lm_eval",
 		},
 	},
 	{
@@ -579,7 +579,7 @@ var constraintCases = []constraintCase{
 	bfcl: test_categories: []
 `,
 		want: []string{
-			"workloads/w.cue:9:8: error: workloads.w.bfcl.test_categories: bfcl has no test_categories; add at least one category or remove bfcl",
+			"workloads/w.cue:9:25: error: workloads.w.bfcl.test_categories: bfcl has no test_categories; add at least one category or remove bfcl",
 		},
 	},
 	{
