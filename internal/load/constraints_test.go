@@ -303,7 +303,7 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:11:2: error: workloads.w.lm_eval: bench_only workloads run performance benchmarks only; remove lm_eval or set bench_only: false",
+			"workloads/w.cue:11:11: error: workloads.w.lm_eval: bench_only workloads run performance benchmarks only; remove lm_eval or set bench_only: false",
 		},
 	},
 	{
@@ -326,7 +326,7 @@ var constraintCases = []constraintCase{
 	bfcl: test_categories: ["simple_python"]
 `,
 		want: []string{
-			"workloads/w.cue:11:2: error: workloads.w.bfcl: bench_only workloads run performance benchmarks only; remove bfcl or set bench_only: false",
+			"workloads/w.cue:11:8: error: workloads.w.bfcl: bench_only workloads run performance benchmarks only; remove bfcl or set bench_only: false",
 		},
 	},
 	{

@@ -289,9 +289,23 @@ func collapseDisjunctions(in diag.List) diag.List {
 			specific[d.Path] = true
 		}
 	}
+	// A rule that blames a whole block (lm_eval on a bench_only workload)
+	// makes the block _|_, so the values under it read as incomplete:
+	// consequences, not findings.
+	blamed := func(path string) bool {
+		for p := range specific {
+			if strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+				return true
+			}
+		}
+		return false
+	}
 	var out diag.List
 	typeSeen := map[string]bool{}
 	for _, d := range in {
+		if strings.HasPrefix(d.Message, "incomplete value") && blamed(d.Path) {
+			continue
+		}
 		if conflict[d.Path] && strings.Contains(d.Message, "errors in empty disjunction") {
 			continue
 		}
