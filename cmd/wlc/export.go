@@ -118,8 +118,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		err = fmt.Errorf("the selection is empty")
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
-		return errReported
+		return commandError{"wlc export", err}
 	}
 	var ws []load.Workload
 	for _, n := range names {
@@ -128,8 +127,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	}
 	plans, err := e.resolve(r, ws)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
-		return errReported
+		return commandError{"wlc export", err}
 	}
 	if acc, ok := b.(backends.Accepter); ok && len(entries) > 0 {
 		// An explicitly selected workload the backend cannot run is the
@@ -166,8 +164,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 			fmt.Fprintf(e.stderr, "wlc export: the %s backend skips %d workload(s): %s (%v)\n", b.Name(), len(skipped), strings.Join(skipped, ", "), first)
 		}
 		if len(plans) == 0 {
-			fmt.Fprintf(e.stderr, "wlc export: the %s backend accepts none of the selected workloads\n", b.Name())
-			return errReported
+			return failf("wlc export", "the %s backend accepts none of the selected workloads", b.Name())
 		}
 	}
 	arts, err := b.Lower(plans, backends.Options{Env: e.environ(), WorkloadsDir: dir})
@@ -175,8 +172,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		err = backends.CheckArtifacts(arts)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "wlc export: %s: %v\n", b.Name(), err)
-		return errReported
+		return failf("wlc export", "%s: %w", b.Name(), err)
 	}
 	if o.out == "" {
 		if len(arts) != 1 {
@@ -186,8 +182,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		return err
 	}
 	if err := writeSet(e, b.Name(), o.out, arts); err != nil {
-		fmt.Fprintf(e.stderr, "wlc export: %v\n", err)
-		return errReported
+		return commandError{"wlc export", err}
 	}
 	for _, a := range arts {
 		fmt.Fprintln(e.stdout, filepath.Join(o.out, filepath.FromSlash(a.Path)))

@@ -101,13 +101,11 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 						}
 					}
 					if len(exist) > 0 {
-						fmt.Fprintf(e.stderr, "wlc import: %s already exist(s); nothing was written (use --force to overwrite)\n", strings.Join(exist, ", "))
-						return errReported
+						return failf("wlc import", "%s already exist(s); nothing was written (use --force to overwrite)", strings.Join(exist, ", "))
 					}
 				}
 				if err := placeFiles(outDir, arts); err != nil {
-					fmt.Fprintf(e.stderr, "wlc import: %v\n", err)
-					return errReported
+					return commandError{"wlc import", err}
 				}
 			}
 			where := "the file"
@@ -143,8 +141,7 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 		}
 		fi, err := os.Stat(abs)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "wlc: error: %s does not exist\n", a)
-			return nil, errReported
+			return nil, failf("wlc", "error: %s does not exist", a)
 		}
 		if !fi.IsDir() {
 			out = append(out, inputFile{abs, a, importer.KeyFor(a)})
@@ -164,12 +161,10 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 			return nil
 		})
 		if err != nil {
-			fmt.Fprintf(e.stderr, "wlc: error: %v\n", err)
-			return nil, errReported
+			return nil, failf("wlc", "error: %w", err)
 		}
 		if len(found) == 0 {
-			fmt.Fprintf(e.stderr, "wlc: error: %s holds no *.yaml files\n", a)
-			return nil, errReported
+			return nil, failf("wlc", "error: %s holds no *.yaml files", a)
 		}
 		sort.Slice(found, func(i, j int) bool { return found[i].rel < found[j].rel })
 		out = append(out, found...)

@@ -69,8 +69,7 @@ INGEST_URL and INGEST_NO_SAMPLES like the job. Exit 0 when every row was sent,
 			}
 			fmt.Fprintf(e.stdout, "sent %d row(s) of %s\n", sent, args[0])
 			if failed > 0 {
-				fmt.Fprintf(e.stderr, "wlc: %d row(s) not sent\n", failed)
-				return errReported
+				return failf("wlc", "%d row(s) not sent", failed)
 			}
 			return nil
 		},

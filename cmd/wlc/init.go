@@ -106,12 +106,10 @@ without those files.`,
 				}
 			}
 			if len(exist) > 0 {
-				fmt.Fprintf(e.stderr, "wlc init: %s already has %s; nothing was written\n", dir, strings.Join(exist, ", "))
-				return errReported
+				return failf("wlc init", "%s already has %s; nothing was written", dir, strings.Join(exist, ", "))
 			}
 			if err := placeFiles(dir, files); err != nil {
-				fmt.Fprintf(e.stderr, "wlc init: %v\n", err)
-				return errReported
+				return commandError{"wlc init", err}
 			}
 			fmt.Fprintf(e.stdout, "wrote a workloads repository in %s (module %s); next: cd %s && wlc vet\n", dir, module, dir)
 			return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -23,15 +22,36 @@ const (
 	exitUsage   = 2
 )
 
-// errReported means the findings were printed; only the exit code is left.
+// Commands return errors and never print them: Main prints every error
+// (printError), and its type decides the exit code.
+
+// errReported means the findings were printed (they are output, like vet's
+// report); only the exit code is left.
 var errReported = errors.New("reported")
 
-// usageError is a command-line mistake: exit 2 with the message.
+// usageError is a command-line mistake: exit 2 with the message and a
+// pointer to --help. Cobra's own argument and flag errors are made
+// usageErrors where cobra reports them (typedUsage, SetFlagErrorFunc).
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// commandError is a failure of one command (an empty selection, a file
+// that cannot be written): exit 1, printed as "<cmd>: <err>".
+type commandError struct {
+	cmd string // e.g. "wlc export"
+	err error
+}
+
+func (e commandError) Error() string { return e.cmd + ": " + e.err.Error() }
+func (e commandError) Unwrap() error { return e.err }
+
+// failf is a commandError of cmd.
+func failf(cmd, format string, args ...any) error {
+	return commandError{cmd, fmt.Errorf(format, args...)}
+}
 
 // env is what a command may touch of the outside world; tests inject it.
 type env struct {
@@ -108,7 +128,30 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		newIngestCmd(e),
 		newVersionCmd(e),
 	)
+	// Cobra adds help and completion at Execute; add them now so typedUsage
+	// and Main's Find see them.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	typedUsage(root)
 	return root
+}
+
+// typedUsage makes every argument-count error cobra reports a usageError
+// where it is made, so Main never classifies errors by their text.
+// (Commands without an Args check accept anything, except an unknown
+// command under the root, which cobra's Find reports: see Main.)
+func typedUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err.Error()}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		typedUsage(sub)
+	}
 }
 
 // Main runs wlc with args and returns the exit code.
@@ -117,8 +160,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, envList: os.Environ, cwd: cwd}
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.Execute()
+	// Finding the command fails only for an unknown command (cobra's
+	// check of a command without Args), a usage mistake by construction.
+	// (Shell completion's hidden __complete command exists only once
+	// Execute adds it.)
+	complete := len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
+	if _, _, err := root.Find(args); err != nil && !complete {
+		return printError(stderr, usageError{err.Error()})
+	}
+	return printError(stderr, root.Execute())
+}
+
+// printError is wlc's one error printer: it prints err (unless it was
+// reported already) and returns the exit code its type calls for.
+func printError(stderr io.Writer, err error) int {
 	var ue usageError
+	var ce commandError
 	switch {
 	case err == nil:
 		return exitOK
@@ -127,9 +184,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "wlc: %s\nRun 'wlc --help' for usage.\n", ue.msg)
 		return exitUsage
-	case strings.HasPrefix(err.Error(), "unknown command"), strings.HasPrefix(err.Error(), "unknown flag"), strings.Contains(err.Error(), "accepts "), strings.Contains(err.Error(), "requires "):
-		fmt.Fprintf(stderr, "wlc: %s\nRun 'wlc --help' for usage.\n", err)
-		return exitUsage
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "%s\n", ce.Error())
+		return exitInvalid
 	default:
 		fmt.Fprintf(stderr, "wlc: %s\n", err)
 		return exitInvalid

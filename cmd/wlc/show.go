@@ -40,8 +40,7 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 			}
 			names, err := selection.Pick(cands, e.selectionEntries(r, []string{args[0]}))
 			if err != nil {
-				fmt.Fprintf(e.stderr, "wlc show: %v\n", err)
-				return errReported
+				return commandError{"wlc show", err}
 			}
 			w, _ := r.Workload(names[0])
 			ps, err := e.resolve(r, []load.Workload{w})
