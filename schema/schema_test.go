@@ -51,6 +51,10 @@ var mirrors = map[string]any{
 	"#Hardware":          schema.Hardware{},
 	"#ArchitectureFacts": schema.ArchitectureFacts{},
 	"#Support":           schema.Support{},
+	"#Settings":          schema.Settings{},
+	"#VLLMFlagsSettings": schema.VLLMFlagsSettings{},
+	"#FlagCatalog":       schema.FlagCatalog{},
+	"#ExtraOption":       schema.ExtraOption{},
 }
 
 // buildSchema compiles the embedded schema as the CUE package it is, in

@@ -357,3 +357,31 @@ type Router struct {
 	Env                       map[string]string `json:"env"`
 	ExtraArgs                 []string          `json:"extra_args"`
 }
+
+// Settings mirrors #Settings.
+type Settings struct {
+	Recipes   string             `json:"recipes,omitempty"`
+	VLLMFlags *VLLMFlagsSettings `json:"vllm_flags,omitempty"`
+}
+
+// VLLMFlagsSettings mirrors #VLLMFlagsSettings.
+type VLLMFlagsSettings struct {
+	Images   map[string]string      `json:"images,omitempty"`
+	Catalogs map[string]FlagCatalog `json:"catalogs,omitempty"`
+}
+
+// FlagCatalog mirrors #FlagCatalog.
+type FlagCatalog struct {
+	ServeHelp    string        `json:"serve_help,omitempty"`
+	BenchHelp    string        `json:"bench_help,omitempty"`
+	From         string        `json:"from,omitempty"`
+	ServeOptions []ExtraOption `json:"serve_options,omitempty"`
+	BenchOptions []ExtraOption `json:"bench_options,omitempty"`
+}
+
+// ExtraOption mirrors #ExtraOption.
+type ExtraOption struct {
+	Option     string `json:"option"`
+	TakesValue bool   `json:"takes_value"`
+	Source     string `json:"source"`
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/atomicdir"
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/selection"
 )
 
@@ -87,7 +88,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	}
 
 	dir := dirArg(args, 0)
-	r, _ := e.loadWorkloads(dir, load.Options{RecipesDir: e.workloadRecipes(o.recipes)})
+	r, _ := e.loadWorkloads(dir, load.Options{RecipesDir: e.workloadRecipes(o.recipes), Overrides: plan.OverridesFromEnv(e.getenv)})
 	if err := e.requireClean(r); err != nil {
 		return err
 	}

@@ -7,14 +7,13 @@ import (
 
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/vllmflags"
+	"github.com/wlcdev/wlc/internal/plan"
 )
 
 type vetOptions struct {
-	format    string
-	strict    bool
-	vllmFlags string
-	recipes   string
+	format  string
+	strict  bool
+	recipes string
 }
 
 func newVetCmd(e *env) *cobra.Command {
@@ -24,11 +23,15 @@ func newVetCmd(e *env) *cobra.Command {
 		Short: "Check workloads against the schema, the hardware catalog and each other",
 		Long: `vet loads the workloads package in dir (default workloads/) and reports
 every error and warning at once, each with file:line:col, what is wrong and
-what would fix it. It exits 1 when any error is found (or any warning with
---strict), 0 otherwise.`,
+what would fix it. Every vllm serve and vllm bench serve option is checked
+against the flag catalog of the vLLM release the workload's image runs
+(VLLM_IMAGE and VLLM_COMMIT count, as in export); an image without a
+catalog of its own is checked against the one settings.vllm_flags maps
+it to, else the newest, and each finding names the catalog that stood in.
+It exits 1 when any error is found (or any warning with --strict), 0
+otherwise.`,
 		Example: `  wlc vet workloads/
   wlc vet --format json workloads/ > findings.json
-  wlc vet --vllm-flags vllm-flags/v0.13.0.json workloads/
   wlc vet --strict
   wlc vet --recipes ~/src/recipes workloads/`,
 		Args: cobra.MaximumNArgs(1),
@@ -39,7 +42,6 @@ what would fix it. It exits 1 when any error is found (or any warning with
 	cmd.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().StringVar(&o.recipes, "recipes", "", "vLLM recipes checkout (taxonomy.yaml, strategies/, models/): alone, vet it; with a workloads dir, the recipes its workloads derive from (default $WLC_RECIPES)")
-	cmd.Flags().StringVar(&o.vllmFlags, "vllm-flags", "", "check every serve and bench flag against a vLLM flag catalog (a JSON file), or a directory of them: a workload pinning a release image is checked against that release, the others against the newest")
 	return cmd
 }
 
@@ -54,14 +56,7 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	if len(args) == 1 {
 		dir = args[0]
 	}
-	lo := load.Options{RecipesDir: e.workloadRecipes(o.recipes)}
-	if o.vllmFlags != "" {
-		cat, err := vllmflags.LoadPath(o.vllmFlags)
-		if err != nil {
-			return usagef("--vllm-flags: %v", err)
-		}
-		lo.VLLMFlags = cat
-	}
+	lo := load.Options{RecipesDir: e.workloadRecipes(o.recipes), Overrides: plan.OverridesFromEnv(e.getenv)}
 	r, _ := e.loadWorkloads(dir, lo)
 	return e.reportVet(o, r.Diags, "", fmt.Sprintf("%d workload(s)", len(r.Workloads)))
 }

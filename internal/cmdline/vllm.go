@@ -1,15 +1,8 @@
 package cmdline
 
 import (
-	_ "embed"
-	"strings"
+	"github.com/wlcdev/wlc/internal/vllmcatalog"
 )
-
-// vllmOptions are the option strings of the known vLLM releases (see the
-// file's header); TestVLLMOptionsFile keeps them in step with the catalogs.
-//
-//go:embed vllm_options.txt
-var vllmOptions string
 
 // VLLMServe is `vllm serve`: the options typed #Serve fields hold, in the
 // order the plan renders them (parallelism first, then the rest as vLLM
@@ -89,25 +82,20 @@ var VLLMBench = &Spec{
 
 const benchRunner = "wlc itself (server address, result files, dataset defaults)"
 
-// vllmReleases reads one command's option strings per release from
-// vllm_options.txt.
+// vllmReleases are one command's option strings in each built-in vLLM
+// catalog.
 func vllmReleases(cmd string) []Release {
 	var rels []Release
-	for _, line := range strings.Split(vllmOptions, "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
-		case f[0] == "releases":
-			for _, label := range f[1:] {
-				rels = append(rels, Release{Label: label})
-			}
-		case f[0] == cmd && len(f) > 2:
-			for i, present := range f[1] {
-				if present == '1' && i < len(rels) {
-					rels[i].Actions = append(rels[i].Actions, f[2:])
-				}
-			}
+	for _, c := range vllmcatalog.Builtin() {
+		r := Release{Label: c.Label}
+		flags := c.Serve
+		if cmd == "bench" {
+			flags = c.Bench
 		}
+		for _, f := range flags {
+			r.Actions = append(r.Actions, f.Options)
+		}
+		rels = append(rels, r)
 	}
 	return rels
 }

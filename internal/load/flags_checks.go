@@ -9,17 +9,30 @@ import (
 	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
 
 // checkFlags checks the rendered `vllm serve` and `vllm bench serve` argv
-// against the vLLM flag catalog given with --vllm-flags, blaming the typed
-// field or the extra_args entry each token came from.
+// against the vLLM flag catalog of the image the workload runs, blaming
+// the typed field or the extra_args entry each token came from.
 func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 	if l.opts.VLLMFlags == nil || w.Engine == schema.EngineSGLang {
 		return // the catalogs are vLLM's; SGLang's argv is checked by checkEngine
 	}
-	cat := l.opts.VLLMFlags.For(w.Image)
+	image := w.Image
+	if prof, ok := l.res.Profiles[w.Profile]; ok {
+		if hw, ok := l.res.Hardware[prof.Hardware]; ok {
+			image = plan.ResolveImage(w.Workload, prof, plan.PlatformOf(hw.Vendor), l.opts.Overrides).Ref
+		}
+	}
+	cat := l.opts.VLLMFlags.For(image)
+	msg := func(f vllmflags.Finding) string {
+		if cat.StandIn == "" {
+			return f.Message
+		}
+		return f.Message + " [" + cat.StandIn + "]"
+	}
 	check := func(prefix string, serve []string, extra, own int) {
 		for _, f := range cat.CheckServe(serve) {
 			field := "serve"
@@ -42,7 +55,7 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 					}
 				}
 			}
-			l.report(diag.Error, base, wv, prefix+field, "%s", f.Message)
+			l.report(diag.Error, base, wv, prefix+field, "%s", msg(f))
 		}
 	}
 	check("", plan.ServeArgs(w.Workload).Args[1:], len(w.Serve.ExtraArgs), w.ownExtraArgs())
@@ -71,7 +84,15 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 			}
 		}
 		for _, f := range cat.CheckBench(run.Args) {
-			l.report(diag.Error, base, wv, fmt.Sprintf("vllm_bench.configs[%d].args", ci), "%s", f.Message)
+			field := fmt.Sprintf("vllm_bench.configs[%d].args", ci)
+			// Blame the args key the option came from.
+			name, _, _ := strings.Cut(run.Args[f.Index], "=")
+			for k := range w.VLLMBench.Configs[ci].Args {
+				if "--"+plan.BenchArgName(k) == name {
+					field += "." + quoteLabel(k)
+				}
+			}
+			l.report(diag.Error, base, wv, field, "%s", msg(f))
 		}
 	}
 }

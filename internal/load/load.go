@@ -69,11 +69,14 @@ var (
 
 // Options are optional inputs of a load.
 type Options struct {
-	// VLLMFlags, when set, checks every serve and bench flag against the
-	// flags of one vLLM version.
-	// A workload pinning an image is checked against that release's
-	// catalog when the set has it.
+	// VLLMFlags are the vLLM flag catalogs every serve and bench option
+	// is checked against, the catalog of the image the workload runs
+	// (see vllmflags.Set.For); nil means the built-in ones, plus the
+	// package's settings.vllm_flags.
 	VLLMFlags *vllmflags.Set
+	// Overrides are the export-time image overrides (VLLM_IMAGE, …):
+	// they decide the image, hence the catalog.
+	Overrides plan.Overrides
 	// RecipesDir is the vLLM recipes checkout that workloads with a
 	// `recipe` derive from (see recipe_refs.go); it is read only when a
 	// workload has one.
@@ -110,11 +113,16 @@ type loader struct {
 	// defs are the schema definitions of workloads and profiles, asked
 	// which fields they allow (an erroneous struct allows anything).
 	defWorkload, defProfile cue.Value
+	// defSettings types the package's settings (schema #Settings).
+	defSettings cue.Value
 	// seen dedupes errors reported more than once.
 	seen map[string]bool
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
+	// recipesFrom names the setting RecipesDir came from when the
+	// package's settings gave it.
+	recipesFrom string
 }
 
 func (l *loader) errorf(format string, args ...any) {
@@ -193,6 +201,7 @@ func (l *loader) run(dir string) {
 	l.pkg, l.files = pkg, insts[0].Files
 	l.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
 	l.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
+	l.defSettings = sch.LookupPath(cue.ParsePath("#Settings"))
 	l.decodeCatalog(sch)
 
 	if !pkg.LookupPath(pathWorkloads).Exists() {
@@ -202,6 +211,7 @@ func (l *loader) run(dir string) {
 	if !l.typed(pkg, dir) {
 		return
 	}
+	l.decodeSettings(pkg, abs)
 	l.decodeProfiles(pkg)
 	l.decodeWorkloads(pkg)
 }

@@ -2,116 +2,149 @@ package vllmflags
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/wlcdev/wlc/internal/vllmcatalog"
 )
 
-// Set is the catalogs of several vLLM versions (a directory of them); each
-// workload is checked against the catalog of the image it pins.
+// Set is the catalogs workloads are checked against: the built-in ones,
+// the ones a team added for its images, and the team's mapping of images
+// to catalogs.
 type Set struct {
-	byLabel map[string]*Catalog
-	// fallback checks workloads that pin no known version: the newest
-	// main-* snapshot, else the highest release.
-	fallback *Catalog
+	byLabel map[string]*vllmcatalog.Catalog
+	// newest stands in for an image no catalog covers: the newest
+	// built-in catalog (an upstream main snapshot, else the highest
+	// release).
+	newest string
+	images map[string]string
+	// MapSetting names where images are mapped, for messages.
+	MapSetting string
+
+	mu       sync.Mutex
+	checkers map[string]*Catalog
 }
 
-// Single is a set of one catalog, used for every workload.
-func Single(c *Catalog) *Set { return &Set{byLabel: map[string]*Catalog{c.Label: c}, fallback: c} }
-
-// LoadPath reads a catalog file, or every *.json catalog of a directory.
-func LoadPath(path string) (*Set, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%s does not exist; give a catalog file (JSON) or a directory of them", path)
-		}
-		return nil, err
-	}
-	if !fi.IsDir() {
-		c, err := Load(path)
-		if err != nil {
-			return nil, err
-		}
-		return Single(c), nil
-	}
-	files, _ := filepath.Glob(filepath.Join(path, "*.json"))
-	sort.Strings(files)
-	s := &Set{byLabel: map[string]*Catalog{}}
-	var labels []string
-	for _, f := range files {
-		c, err := Load(f)
-		if err != nil {
-			continue // not a catalog (e.g. an index file)
-		}
+// Builtin is the set of the catalogs built into wlc.
+func Builtin() *Set {
+	s := &Set{byLabel: map[string]*vllmcatalog.Catalog{}, images: map[string]string{}, checkers: map[string]*Catalog{}, MapSetting: "settings.vllm_flags.images"}
+	for _, c := range vllmcatalog.Builtin() {
 		s.byLabel[c.Label] = c
-		labels = append(labels, c.Label)
+		if s.newest == "" || vllmcatalog.Less(s.newest, c.Label) {
+			s.newest = c.Label
+		}
 	}
-	if len(labels) == 0 {
-		return nil, fmt.Errorf("%s holds no vLLM flag catalog (*.json)", path)
-	}
-	sort.Slice(labels, func(i, j int) bool { return versionLess(labels[i], labels[j]) })
-	s.fallback = s.byLabel[labels[len(labels)-1]]
-	return s, nil
+	return s
 }
 
-var releaseTag = regexp.MustCompile(`v?([0-9]+)\.([0-9]+)\.([0-9]+)`)
+// Add adds a team's catalog; its label must be new.
+func (s *Set) Add(c *vllmcatalog.Catalog) error {
+	if _, ok := s.byLabel[c.Label]; ok {
+		return fmt.Errorf("a catalog labelled %s exists already (built in: %s); give yours another label", c.Label, strings.Join(s.builtinLabels(), ", "))
+	}
+	s.byLabel[c.Label] = c
+	return nil
+}
 
-// For returns the catalog for a workload pinning image (empty: none): the
-// catalog of the image's release when the tag names one (v0.13.0, or the
-// same minor release), else the fallback.
+// Lookup returns the catalog labelled label.
+func (s *Set) Lookup(label string) (*vllmcatalog.Catalog, bool) {
+	c, ok := s.byLabel[label]
+	return c, ok
+}
+
+// Map checks image (a full reference or a tag) against the catalog
+// labelled label.
+func (s *Set) Map(image, label string) error {
+	if _, ok := s.byLabel[label]; !ok {
+		return fmt.Errorf("no catalog is labelled %s; map the image to one of %s, or add a catalog with that label (settings.vllm_flags.catalogs)", label, strings.Join(s.Labels(), ", "))
+	}
+	s.images[image] = label
+	return nil
+}
+
+// Labels lists the known catalogs, oldest release first.
+func (s *Set) Labels() []string {
+	var out []string
+	for l := range s.byLabel {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return vllmcatalog.Less(out[i], out[j]) })
+	return out
+}
+
+func (s *Set) builtinLabels() []string {
+	var out []string
+	for _, c := range vllmcatalog.Builtin() {
+		out = append(out, c.Label)
+	}
+	return out
+}
+
+// For returns the catalog image's options are checked against:
+//  1. the catalog the team maps the image (or its tag) to;
+//  2. a release tag: that release's catalog, else the same minor
+//     release's;
+//  3. the newest built-in catalog.
+//
+// Unless it is the image's own release, the catalog says what it stands
+// in for (Catalog.StandIn), and every finding says so.
 func (s *Set) For(image string) *Catalog {
-	if len(s.byLabel) == 1 || image == "" {
-		return s.fallback
+	tag := tagOf(image)
+	if label, ok := s.images[image]; ok {
+		return s.checker(label, fmt.Sprintf("%s maps %s to %s", s.MapSetting, image, label))
 	}
-	tag := image
-	if i := strings.LastIndex(tag, ":"); i >= 0 && !strings.Contains(tag[i:], "/") {
-		tag = tag[i+1:]
+	if label, ok := s.images[tag]; ok && tag != "" {
+		return s.checker(label, fmt.Sprintf("%s maps the tag %s to %s", s.MapSetting, tag, label))
 	}
-	m := releaseTag.FindStringSubmatch(tag)
-	if m == nil {
-		return s.fallback
-	}
-	if c, ok := s.byLabel[fmt.Sprintf("v%s.%s.%s", m[1], m[2], m[3])]; ok {
-		return c
-	}
-	for label, c := range s.byLabel {
-		if l := releaseTag.FindStringSubmatch(label); l != nil && l[1] == m[1] && l[2] == m[2] {
-			return c
+	if rel, ok := vllmcatalog.ReleaseOf(tag); ok {
+		if _, ok := s.byLabel[rel]; ok {
+			standIn := ""
+			if tag != rel && strings.TrimPrefix(tag, "v") != strings.TrimPrefix(rel, "v") && !sameRelease(tag, rel) {
+				standIn = fmt.Sprintf("%s stands in for %s", rel, image)
+			}
+			return s.checker(rel, standIn)
+		}
+		for _, label := range s.Labels() {
+			if l, ok := vllmcatalog.ReleaseOf(label); ok && minor(l) == minor(rel) {
+				return s.checker(label, fmt.Sprintf("%s, the same minor release, stands in for %s, which has no catalog of its own; add one or map the image in %s (README: Flag catalogs)", label, image, s.MapSetting))
+			}
 		}
 	}
-	return s.fallback
+	what := image
+	if what == "" {
+		what = "an image wlc cannot name"
+	}
+	return s.checker(s.newest, fmt.Sprintf("%s, the newest catalog, stands in for %s, which has no catalog of its own; add one or map the image in %s (README: Flag catalogs)", s.newest, what, s.MapSetting))
 }
 
-// versionLess orders releases numerically and main-<date> snapshots after
-// every release, by date.
-func versionLess(a, b string) bool {
-	am, bm := strings.HasPrefix(a, "main"), strings.HasPrefix(b, "main")
-	if am != bm {
-		return bm
-	}
-	if am {
-		return a < b
-	}
-	pa, pb := releaseTag.FindStringSubmatch(a), releaseTag.FindStringSubmatch(b)
-	if pa == nil || pb == nil {
-		return a < b
-	}
-	for i := 1; i <= 3; i++ {
-		x, y := atoi(pa[i]), atoi(pb[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return a < b
+// sameRelease reports whether tag is rel with a build suffix only
+// (0.13.0-cu130, v0.13.0-rocm): the release's own catalog.
+func sameRelease(tag, rel string) bool {
+	rest := strings.TrimPrefix(strings.TrimPrefix(tag, "v"), strings.TrimPrefix(rel, "v"))
+	return rest == "" || strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+")
 }
 
-func atoi(s string) int {
-	n := 0
-	for _, r := range s {
-		n = n*10 + int(r-'0')
+func minor(rel string) string { return rel[:strings.LastIndex(rel, ".")] }
+
+// tagOf is an image reference's tag ("" when it has none).
+func tagOf(image string) string {
+	ref, _, _ := strings.Cut(image, "@")
+	if i := strings.LastIndex(ref, ":"); i >= 0 && !strings.Contains(ref[i:], "/") {
+		return ref[i+1:]
 	}
-	return n
+	return ""
+}
+
+func (s *Set) checker(label, standIn string) *Catalog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.checkers[label]
+	if !ok {
+		c = New(s.byLabel[label])
+		s.checkers[label] = c
+	}
+	cp := *c
+	cp.StandIn = standIn
+	return &cp
 }

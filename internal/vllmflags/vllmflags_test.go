@@ -1,22 +1,20 @@
 package vllmflags
 
 import (
-	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/wlcdev/wlc/internal/testenv"
 )
 
-func catalog(t *testing.T, name string) *Catalog {
+func catalog(t *testing.T, label string) *Catalog {
 	t.Helper()
-	c, err := Load(filepath.Join(testenv.SharedDir(t), "corpus", "vllm-flags", name+".json"))
-	if err != nil {
-		t.Fatal(err)
+	c, ok := Builtin().Lookup(label)
+	if !ok {
+		t.Fatalf("no built-in catalog %s", label)
 	}
-	return c
+	return New(c)
 }
 
 func TestCheckServe(t *testing.T) {
@@ -54,7 +52,7 @@ func TestCheckServe(t *testing.T) {
 			}
 			for i, f := range tc.cat.CheckServe(tc.args) {
 				idx, sub, _ := strings.Cut(tc.want[i], ": ")
-				if got := strings.TrimSpace(idx); got != itoa(f.Index) || !strings.Contains(f.Message, sub) {
+				if got := strings.TrimSpace(idx); got != strconv.Itoa(f.Index) || !strings.Contains(f.Message, sub) {
 					t.Errorf("finding %d = %d: %q, want %s: …%s…", i, f.Index, f.Message, idx, sub)
 				}
 			}
@@ -72,16 +70,5 @@ func TestCheckBench(t *testing.T) {
 	want := []string{"vllm bench serve in vLLM main-2026-08-17 has no option --bogus (check the image's vLLM version, or drop the flag)"}
 	if diff := cmp.Diff(want, msgs); diff != "" {
 		t.Errorf("bench findings (-want +got):\n%s", diff)
-	}
-}
-
-func TestLoadRejectsOtherJSON(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "x.json")
-	if err := writeFile(p, `{"serve": []}`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "not a vLLM flag catalog") {
-		t.Fatalf("Load = %v, want a 'not a vLLM flag catalog' error", err)
 	}
 }

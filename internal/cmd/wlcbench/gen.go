@@ -19,6 +19,7 @@ type source struct {
 	yaml      map[string][]byte // stem → corpus workloads/<stem>.yaml
 	wlcCue    []byte            // workloads/wlc.cue
 	profiles  []byte            // workloads/profiles.cue
+	settings  []byte            // workloads/settings.cue (the flag catalogs it adds)
 	gpuProfil []byte            // perf-eval lib/gpu_profiles.yaml covering every original's gpu
 	generator []byte            // perf-eval .buildkite/generate_pipeline.py
 }
@@ -34,13 +35,16 @@ func readSource(root, corpus string) (*source, error) {
 	if s.profiles, err = os.ReadFile(filepath.Join(root, "workloads", "profiles.cue")); err != nil {
 		return nil, err
 	}
+	if s.settings, err = os.ReadFile(filepath.Join(root, "workloads", "settings.cue")); err != nil {
+		return nil, err
+	}
 	files, err := filepath.Glob(filepath.Join(root, "workloads", "*.cue"))
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range files {
 		stem := strings.TrimSuffix(filepath.Base(f), ".cue")
-		if stem == "wlc" || stem == "profiles" {
+		if stem == "wlc" || stem == "profiles" || stem == "settings" {
 			continue
 		}
 		if s.cue[stem], err = os.ReadFile(f); err != nil {
@@ -147,6 +151,7 @@ func generate(s *source, wlc, dir string, n int) (*pkgs, error) {
 	files := map[string][]byte{
 		filepath.Join(wdir, "wlc.cue"):                               s.wlcCue,
 		filepath.Join(wdir, "profiles.cue"):                          s.profiles,
+		filepath.Join(wdir, "settings.cue"):                          s.settings,
 		filepath.Join(p.peDir, ".buildkite", "generate_pipeline.py"): s.generator,
 		filepath.Join(p.peDir, "lib", "gpu_profiles.yaml"):           s.gpuProfil,
 	}
