@@ -11,7 +11,6 @@ import (
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/atomicdir"
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/selection"
 )
 
@@ -88,7 +87,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	}
 
 	dir := dirArg(args, 0)
-	r, _ := e.loadWorkloads(dir, load.Options{RecipesDir: e.workloadRecipes(o.recipes), Overrides: plan.OverridesFromEnv(e.getenv)})
+	r, _ := e.loadWorkloads(dir, e.loadOptions(o.recipes))
 	if err := e.requireClean(r); err != nil {
 		return err
 	}

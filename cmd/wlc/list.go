@@ -6,8 +6,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/wlcdev/wlc/internal/load"
 )
 
 func newListCmd(e *env) *cobra.Command {
@@ -20,7 +18,7 @@ func newListCmd(e *env) *cobra.Command {
   wlc list --nightly workloads/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, _ := e.loadWorkloads(dirArg(args, 0), load.Options{RecipesDir: e.workloadRecipes(recipesDir)})
+			r, _ := e.loadWorkloads(dirArg(args, 0), e.loadOptions(recipesDir))
 			if err := e.requireClean(r); err != nil {
 				return err
 			}

@@ -11,51 +11,92 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
 )
 
-// defaultRecipesDirs are tried, relative to the working directory, when
-// neither --recipes nor $WLC_RECIPES names the recipes checkout (recipes
-// are data outside the repository).
-var defaultRecipesDirs = []string{"recipes"}
+// defaultRecipesDir is tried, relative to the working directory, when
+// nothing names the recipes checkout (recipes are data outside the
+// repository).
+const defaultRecipesDir = "recipes"
 
-// recipesDir resolves --recipes, then $WLC_RECIPES, then the defaults.
-func (e *env) recipesDir(flag string) (string, error) {
+// recipesSource resolves --recipes, then $WLC_RECIPES; "" when neither
+// is given.
+func (e *env) recipesSource(flag string) (dir, from string) {
 	if flag != "" {
-		return flag, nil
+		return flag, "--recipes"
 	}
 	if d := e.getenv("WLC_RECIPES"); d != "" {
-		return d, nil
+		return d, "$WLC_RECIPES"
 	}
-	for _, d := range defaultRecipesDirs {
-		p := filepath.Join(e.cwd, d)
-		if _, err := os.Stat(filepath.Join(p, "taxonomy.yaml")); err == nil {
-			return p, nil
+	return "", ""
+}
+
+// defaultRecipes is ./recipes when it holds a recipes checkout.
+func (e *env) defaultRecipes() string {
+	p := filepath.Join(e.cwd, defaultRecipesDir)
+	if _, err := os.Stat(filepath.Join(p, "taxonomy.yaml")); err == nil {
+		return p
+	}
+	return ""
+}
+
+// recipesDir is the recipes checkout wlc recipe reads: --recipes,
+// $WLC_RECIPES, the settings.recipes of the workloads package in
+// workloads/, else ./recipes; from names which.
+func (e *env) recipesDir(flag string) (dir, from string, err error) {
+	if dir, from := e.recipesSource(flag); dir != "" {
+		return dir, from, nil
+	}
+	if _, err := os.Stat(filepath.Join(e.cwd, defaultWorkloadsDir)); err == nil {
+		if e.ctx == nil {
+			e.ctx = cuecontext.New()
+		}
+		r := load.ReadSettings(e.ctx, defaultWorkloadsDir, e.cwd)
+		if r.Settings != nil && r.Settings.Recipes != "" {
+			dir := filepath.FromSlash(r.Settings.Recipes)
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(e.cwd, defaultWorkloadsDir, dir)
+			}
+			return dir, "settings.recipes in " + defaultWorkloadsDir + "/", nil
 		}
 	}
-	return "", usagef("no recipes directory: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES; looked in %s", filepath.Join(e.cwd, defaultRecipesDirs[0]))
-}
-
-// workloadRecipes is the recipes checkout workloads with a `recipe`
-// derive from: --recipes, $WLC_RECIPES or a default location; "" when
-// there is none (the loader then names the flag to pass, and only if a
-// workload needs it).
-func (e *env) workloadRecipes(flag string) string {
-	dir, err := e.recipesDir(flag)
-	if err != nil {
-		return ""
+	if d := e.defaultRecipes(); d != "" {
+		return d, load.RecipesDefault, nil
 	}
-	return dir
+	return "", "", usagef("no recipes directory: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/), set WLC_RECIPES, or set settings.recipes in the workloads package (%s/); looked in %s", defaultWorkloadsDir, filepath.Join(e.cwd, defaultRecipesDir))
 }
 
-const recipesFlagUsage = "vLLM recipes checkout that workloads with a recipe derive from (default $WLC_RECIPES or ./recipes)"
+// loadOptions are the load options every command that loads workloads
+// shares: the recipes checkout (--recipes, $WLC_RECIPES, the package's
+// settings.recipes, ./recipes; the loader names which when it fails) and
+// the export-time image overrides, which decide each workload's flag
+// catalog.
+func (e *env) loadOptions(recipesFlag string) load.Options {
+	o := load.Options{Overrides: plan.OverridesFromEnv(e.getenv)}
+	o.RecipesDir, o.RecipesFrom = e.recipesSource(recipesFlag)
+	if o.RecipesDir == "" {
+		if d := e.defaultRecipes(); d != "" {
+			o.RecipesDir, o.RecipesFrom = d, load.RecipesDefault
+		}
+	}
+	return o
+}
 
-func (e *env) loadRecipes(dir string) (*recipes.Set, error) {
+const recipesFlagUsage = "vLLM recipes checkout that workloads with a recipe derive from (default $WLC_RECIPES, the package's settings.recipes, else ./recipes)"
+
+// loadRecipes reads the recipes checkout dir; from names where dir came
+// from, for the error.
+func (e *env) loadRecipes(dir, from string) (*recipes.Set, error) {
 	if e.ctx == nil {
 		e.ctx = cuecontext.New()
 	}
 	s, err := recipes.Load(e.ctx, dir, e.cwd)
 	if err != nil {
+		if from != "" && from != "--recipes" {
+			return nil, usagef("the recipes directory from %s: %v", from, err)
+		}
 		return nil, usagef("%v", err)
 	}
 	return s, nil
@@ -91,7 +132,7 @@ reported on stderr instead of dropped silently. MODEL is the recipe's
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.recipes, "recipes", "", "recipes checkout (default $WLC_RECIPES or ./recipes)")
+	f.StringVar(&o.recipes, "recipes", "", "recipes checkout (default $WLC_RECIPES, settings.recipes of workloads/, else ./recipes)")
 	f.StringVar(&o.hardware, "hardware", "", "taxonomy hardware id, e.g. b200 (required)")
 	f.StringVar(&o.variant, "variant", "", "variant key (default: default)")
 	f.StringVar(&o.strategy, "strategy", "", "strategy id (default: the site's recommendation)")
@@ -113,11 +154,11 @@ func runRecipe(e *env, o *recipeOptions, model string) error {
 	if o.nodes < 0 {
 		return usagef("--nodes must be positive")
 	}
-	dir, err := e.recipesDir(o.recipes)
+	dir, from, err := e.recipesDir(o.recipes)
 	if err != nil {
 		return err
 	}
-	s, err := e.loadRecipes(dir)
+	s, err := e.loadRecipes(dir, from)
 	if err != nil {
 		return err
 	}
@@ -171,7 +212,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // runVetRecipes is `wlc vet --recipes DIR`.
 func runVetRecipes(e *env, o *vetOptions) error {
-	s, err := e.loadRecipes(o.recipes)
+	s, err := e.loadRecipes(o.recipes, "--recipes")
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/plan"
 )
 
 type vetOptions struct {
@@ -56,7 +54,7 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	if len(args) == 1 {
 		dir = args[0]
 	}
-	lo := load.Options{RecipesDir: e.workloadRecipes(o.recipes), Overrides: plan.OverridesFromEnv(e.getenv)}
+	lo := e.loadOptions(o.recipes)
 	r, _ := e.loadWorkloads(dir, lo)
 	return e.reportVet(o, r.Diags, "", fmt.Sprintf("%d workload(s)", len(r.Workloads)))
 }

@@ -2,7 +2,7 @@
 // tools, for the Buildkite backend's golden tests. Three independent checks:
 //
 //   - ValidateSchema: Buildkite's pipeline JSON schema (field names, types,
-//     step shapes), read from ../shared/buildkite/pipeline-schema.json.
+//     step shapes), read from the reference corpus (SchemaFile).
 //   - RoundTrip: github.com/buildkite/go-pipeline, the parser the agent is
 //     built on; no warnings allowed, and no step content may be lost.
 //   - DryRun: the real buildkite-agent v3.78.0 `pipeline upload --dry-run`,

@@ -20,8 +20,9 @@ import (
 	"github.com/wlcdev/wlc/internal/testenv"
 )
 
-// SchemaFile is the Buildkite pipeline JSON schema inside ../shared. It is
-// read from there rather than vendored (see ../shared/buildkite/SOURCE.md).
+// SchemaFile is the Buildkite pipeline JSON schema inside the reference
+// corpus (testenv.SharedDir). It is read from there rather than vendored
+// (see buildkite/SOURCE.md beside it).
 const SchemaFile = "buildkite/pipeline-schema.json"
 
 // ValidateSchema checks pipelineYAML against Buildkite's pipeline JSON schema

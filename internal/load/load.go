@@ -46,7 +46,9 @@ type Result struct {
 	Profiles      map[string]schema.Profile
 	Hardware      map[string]schema.Hardware
 	Architectures map[string]schema.ArchitectureFacts
-	Diags         diag.List
+	// Settings are the package's settings (schema #Settings), if any.
+	Settings *schema.Settings
+	Diags    diag.List
 }
 
 // Workload returns the workload called name.
@@ -79,10 +81,14 @@ type Options struct {
 	Overrides plan.Overrides
 	// RecipesDir is the vLLM recipes checkout that workloads with a
 	// `recipe` derive from (see recipe_refs.go); it is read only when a
-	// workload has one.
-	RecipesDir string
+	// workload has one. RecipesFrom says where it came from ("--recipes",
+	// "$WLC_RECIPES"; RecipesDefault for a guessed default, which the
+	// package's settings.recipes overrides).
+	RecipesDir, RecipesFrom string
 	// Vetters are the backends' vet-time rules (see Vetter).
 	Vetters []Vetter
+	// settingsOnly stops the load after the package's settings.
+	settingsOnly bool
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
@@ -120,9 +126,6 @@ type loader struct {
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
-	// recipesFrom names the setting RecipesDir came from when the
-	// package's settings gave it.
-	recipesFrom string
 }
 
 func (l *loader) errorf(format string, args ...any) {
@@ -212,6 +215,9 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.decodeSettings(pkg, abs)
+	if l.opts.settingsOnly {
+		return
+	}
 	l.decodeProfiles(pkg)
 	l.decodeWorkloads(pkg)
 }

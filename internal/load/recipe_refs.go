@@ -65,7 +65,7 @@ func (l *loader) recipeSet() (*recipes.Set, error) {
 		return l.recipes, l.recipesErr
 	}
 	if l.opts.RecipesDir == "" {
-		l.recipesErr = fmt.Errorf("no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES")
+		l.recipesErr = fmt.Errorf("no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/), set WLC_RECIPES, or set settings.recipes in the workloads package")
 		return nil, l.recipesErr
 	}
 	// The recipe schema is a package of its own, built only now that a
@@ -76,6 +76,9 @@ func (l *loader) recipeSet() (*recipes.Set, error) {
 		return nil, err
 	}
 	l.recipes, l.recipesErr = recipes.LoadWith(l.ctx, sch, l.opts.RecipesDir, l.cwd)
+	if l.recipesErr != nil && l.opts.RecipesFrom != "" {
+		l.recipesErr = fmt.Errorf("the recipes directory from %s: %w", l.opts.RecipesFrom, l.recipesErr)
+	}
 	return l.recipes, l.recipesErr
 }
 

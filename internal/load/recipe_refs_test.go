@@ -235,7 +235,7 @@ func TestRecipeRefNoRecipesDir(t *testing.T) {
 	vllm_bench: configs: [{name: "b", input_len: 8, output_len: 8, num_prompts: 8, max_concurrency: 8}]
 `)}, false)
 	want := []string{
-		"workloads/w.cue:6:2: error: workloads.w.recipe: workload w derives from the recipe Qwen/Qwen3.5-397B-A17B, but no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/) or set WLC_RECIPES",
+		"workloads/w.cue:6:2: error: workloads.w.recipe: workload w derives from the recipe Qwen/Qwen3.5-397B-A17B, but no recipes directory is given: pass --recipes DIR (a github.com/vllm-project/recipes checkout: taxonomy.yaml, strategies/, models/), set WLC_RECIPES, or set settings.recipes in the workloads package",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)

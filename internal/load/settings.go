@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,9 +68,16 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 	errf := func(field, format string, args ...any) {
 		l.report(diag.Error, "settings", sv, field, format, args...)
 	}
-	if s.Recipes != "" && l.opts.RecipesDir == "" {
-		l.opts.RecipesDir = filepath.Join(pkgDir, s.Recipes)
-		l.recipesFrom = "settings.recipes"
+	l.res.Settings = &s
+	if s.Recipes != "" && (l.opts.RecipesDir == "" || l.opts.RecipesFrom == RecipesDefault) {
+		l.opts.RecipesDir = filepath.FromSlash(s.Recipes)
+		if !filepath.IsAbs(l.opts.RecipesDir) {
+			l.opts.RecipesDir = filepath.Join(pkgDir, l.opts.RecipesDir)
+		}
+		l.opts.RecipesFrom = "settings.recipes"
+		if pos := l.pos(sv, "recipes"); pos.IsValid() {
+			l.opts.RecipesFrom = fmt.Sprintf("settings.recipes at %s:%d:%d", l.rel(pos.Filename()), pos.Line(), pos.Column())
+		}
 	}
 	if s.VLLMFlags == nil {
 		return
@@ -164,4 +172,14 @@ func extraOptions(opts []schema.ExtraOption) []*vllmcatalog.Flag {
 		out = append(out, f)
 	}
 	return out
+}
+
+// RecipesDefault is Options.RecipesFrom for a recipes checkout found at a
+// default place (./recipes): the package's settings.recipes wins over it.
+const RecipesDefault = "the default ./recipes"
+
+// ReadSettings reads only the settings of the workloads package in dir
+// (wlc recipe needs the recipes checkout they name, not the workloads).
+func ReadSettings(ctx *cue.Context, dir, cwd string) *Result {
+	return Load(ctx, dir, cwd, Options{settingsOnly: true, VLLMFlags: vllmflags.Builtin()})
 }

@@ -25,7 +25,7 @@ type source struct {
 }
 
 // readSource reads the bundled package in root/workloads and the perf-eval
-// corpus in corpus (../shared/corpus/perf-eval).
+// corpus in corpus (<the reference corpus>/corpus/perf-eval).
 func readSource(root, corpus string) (*source, error) {
 	s := &source{cue: map[string][]byte{}, yaml: map[string][]byte{}}
 	var err error

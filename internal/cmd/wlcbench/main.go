@@ -34,7 +34,7 @@ type options struct {
 	base   string // a second wlc to compare with (before/after); optional
 	cue    string
 	python string
-	shared string   // the reference corpus (../shared)
+	shared string   // the reference corpus (-shared or $WLC_SHARED)
 	dir    string   // keep the generated packages here; empty: a temp dir
 	root   string   // the wlc checkout
 	only   []string // tool kinds to run (vet, cue, export, generator); empty: all
@@ -67,7 +67,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.base, "base", "", "a second wlc binary measured alongside, for before/after ratios")
 	fs.StringVar(&o.cue, "cue", "", "cue binary (default: $(go env GOPATH)/bin/cue, else cue on PATH); must be the version wlc embeds")
 	fs.StringVar(&o.python, "python", "", "python3 with PyYAML for generate_pipeline.py (default: /usr/bin/python3, else python3 on PATH)")
-	fs.StringVar(&o.shared, "shared", "", "the reference corpus (default: $WLC_SHARED, else ../shared beside the checkout)")
+	fs.StringVar(&o.shared, "shared", "", "the reference corpus holding corpus/perf-eval (default: $WLC_SHARED; one of them is required)")
 	fs.StringVar(&o.dir, "dir", "", "write the generated packages here and keep them (default: a temporary directory)")
 	only := fs.String("only", "", "run only these tools (comma-separated: vet, cue, export, generator), e.g. vet,export with -base for a cheaper before/after")
 	if err := fs.Parse(args); err != nil {
@@ -121,7 +121,7 @@ func setup(o *options, work string) (*env, error) {
 		o.shared = os.Getenv("WLC_SHARED")
 	}
 	if o.shared == "" {
-		o.shared = filepath.Join(o.root, "..", "shared")
+		return nil, fmt.Errorf("%w: no reference corpus: pass -shared DIR or set WLC_SHARED (the directory holding corpus/perf-eval: its workloads and generate_pipeline.py are the anchors wlc is measured against)", errUsage)
 	}
 	e := &env{wlc: o.wlc, base: o.base}
 	if e.wlc == "" {

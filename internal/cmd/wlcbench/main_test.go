@@ -186,3 +186,13 @@ func TestChildPeakExcludesOurs(t *testing.T) {
 		t.Errorf("true reported a peak RSS of %d MB after lowerOwnPeak, want the few MB it uses", got)
 	}
 }
+
+// TestNoSharedDefault: the reference corpus is named explicitly; wlcbench
+// never guesses a directory beside the checkout.
+func TestNoSharedDefault(t *testing.T) {
+	t.Setenv("WLC_SHARED", "")
+	err := run(options{ns: []int{4}, reps: 1, root: testenv.RepoRoot(t)}, io.Discard, io.Discard)
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "no reference corpus: pass -shared DIR or set WLC_SHARED") {
+		t.Fatalf("run without -shared = %v, want a usage error naming -shared and WLC_SHARED", err)
+	}
+}

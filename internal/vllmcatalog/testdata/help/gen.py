@@ -10,7 +10,7 @@ every group. Help sentences are not in the catalogs: each option's help is
 its config field, and JSON config options carry vLLM's sentence for them
 ("Should either be a valid JSON string or JSON keys passed individually.").
 
-    python3 gen.py ../../../../../shared/corpus/vllm-flags v0.13.0
+    python3 gen.py "$WLC_SHARED/corpus/vllm-flags" v0.13.0
 """
 import argparse
 import json
