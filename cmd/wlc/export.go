@@ -64,6 +64,7 @@ Backends:
 	f.BoolVar(&o.all, "all", false, "export every workload")
 	f.StringVarP(&o.out, "output", "o", "", "directory to write artifacts into")
 	f.StringVar(&o.recipes, "recipes", "", recipesFlagUsage)
+	cmd.RegisterFlagCompletionFunc("workloads", e.completeNameList(0, false))
 	cmd.RegisterFlagCompletionFunc("backend", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
 	})

@@ -5,7 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,6 +63,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			}
 			var all diag.List
 			var arts []backends.Artifact
+			var profiles []string
 			byKey := map[string]string{}
 			imported, warned, refused := 0, 0, 0
 			for _, f := range files {
@@ -84,6 +88,27 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 					warned++
 				}
 				arts = append(arts, backends.Artifact{Path: r.Key + ".cue", Data: r.Source})
+				if r.Profile != "" && !slices.Contains(profiles, r.Profile) {
+					profiles = append(profiles, r.Profile)
+				}
+			}
+			// Into a directory that is no package yet: the typing lines,
+			// a profile per fleet named, and the CUE module when there is
+			// none above, so the result vets as it is.
+			var started []string
+			if outDir != "" && len(arts) > 0 {
+				if cues, _ := filepath.Glob(filepath.Join(outDir, "*.cue")); len(cues) == 0 {
+					arts = append(arts, backends.Artifact{Path: "wlc.cue", Data: []byte(initWlcCue)}, backends.Artifact{Path: "profiles.cue", Data: importProfiles(profiles)})
+					started = append(started, "wlc.cue", "profiles.cue")
+					if _, ok := moduleRoot(outDir); !ok {
+						mod, err := moduleFiles("example.com/benchmarks@v0")
+						if err != nil {
+							return err
+						}
+						arts = append(arts, mod...)
+						started = append(started, "cue.mod/ (module example.com/benchmarks@v0)")
+					}
+				}
 			}
 			for _, d := range all {
 				fmt.Fprintln(e.stderr, d.String())
@@ -112,9 +137,16 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			if outDir != "" {
 				where = outDir
 			}
+			if len(started) > 0 {
+				fmt.Fprintf(e.stderr, "wlc import: started a workloads package in %s: %s\n", outDir, strings.Join(started, ", "))
+			}
 			fmt.Fprintf(e.stderr, "wlc import: %d imported (%d with warnings), %d refused", imported, warned, refused)
 			if imported > 0 {
-				fmt.Fprintf(e.stderr, "; next: check %s with wlc vet and resolve the TODO(import) comments", where)
+				if outDir != "" {
+					fmt.Fprintf(e.stderr, "; next: wlc vet %s, and resolve the TODO(import) comments", outDir)
+				} else {
+					fmt.Fprintf(e.stderr, "; next: check %s with wlc vet and resolve the TODO(import) comments", where)
+				}
 			}
 			fmt.Fprintln(e.stderr)
 			if refused > 0 {
@@ -170,4 +202,31 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// importProfiles is a profile per fleet the imported workloads name, to
+// be completed from perf-eval's lib/gpu_profiles.yaml: perf-eval's gpu
+// names are wlc's hardware ids for most fleets, and its default runtime
+// was docker on the agent's host.
+func importProfiles(names []string) []byte {
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("package workloads\n\n")
+	b.WriteString("// The fleets the imported workloads name. TODO(import): complete each from\n")
+	b.WriteString("// perf-eval's lib/gpu_profiles.yaml (queue, hf_home, env, server_runtime:\n")
+	b.WriteString("// native + k8s_plugin is runtime \"k8s\"); vet names a hardware id the\n")
+	b.WriteString("// catalog does not know.\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "profiles: %s: {\n\thardware: %q\n\truntime:  \"docker\"\n\tqueue:    %q\n\tdocker: {}\n}\n", cueLabel(n), n, n)
+	}
+	return []byte(b.String())
+}
+
+var cueIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func cueLabel(s string) string {
+	if cueIdent.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }

@@ -82,23 +82,15 @@ without those files.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			files := []backends.Artifact{
-				{Path: "cue.mod/module.cue", Data: []byte(fmt.Sprintf("module: %q\nlanguage: version: \"v0.17.1\"\n", module))},
-				{Path: "workloads/wlc.cue", Data: []byte(initWlcCue)},
-				{Path: "workloads/profiles.cue", Data: []byte(initProfiles)},
-				{Path: "workloads/example.cue", Data: []byte(initExample)},
-			}
-			err := fs.WalkDir(schema.Files, ".", func(p string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				data, err := schema.Files.ReadFile(p)
-				files = append(files, backends.Artifact{Path: path.Join("cue.mod/gen", schema.ImportPath, p), Data: data})
-				return err
-			})
+			files, err := moduleFiles(module)
 			if err != nil {
 				return err
 			}
+			files = append(files,
+				backends.Artifact{Path: "workloads/wlc.cue", Data: []byte(initWlcCue)},
+				backends.Artifact{Path: "workloads/profiles.cue", Data: []byte(initProfiles)},
+				backends.Artifact{Path: "workloads/example.cue", Data: []byte(initExample)},
+			)
 			var exist []string
 			for _, f := range files {
 				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path))); err == nil {
@@ -117,4 +109,36 @@ without those files.`,
 	}
 	cmd.Flags().StringVar(&module, "module", "example.com/benchmarks", "CUE module path of the new repository")
 	return cmd
+}
+
+// moduleFiles are a new CUE module's files: cue.mod/module.cue and a copy
+// of wlc's schema under cue.mod/gen, for the plain cue CLI and editors.
+func moduleFiles(module string) ([]backends.Artifact, error) {
+	files := []backends.Artifact{{Path: "cue.mod/module.cue", Data: []byte(fmt.Sprintf("module: %q\nlanguage: version: \"v0.17.1\"\n", module))}}
+	err := fs.WalkDir(schema.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := schema.Files.ReadFile(p)
+		files = append(files, backends.Artifact{Path: path.Join("cue.mod/gen", schema.ImportPath, p), Data: data})
+		return err
+	})
+	return files, err
+}
+
+// moduleRoot is the nearest directory at or above dir (which may not exist
+// yet) holding cue.mod/module.cue.
+func moduleRoot(dir string) (string, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "cue.mod", "module.cue")); err == nil && !fi.IsDir() {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
 }

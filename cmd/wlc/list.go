@@ -10,22 +10,26 @@ import (
 
 func newListCmd(e *env) *cobra.Command {
 	var nightly bool
-	var recipesDir string
+	var recipesDir, profile string
 	cmd := &cobra.Command{
 		Use:   "list [dir]",
 		Short: "List workloads with their fleet, shape and precision",
 		Example: `  wlc list
-  wlc list --nightly workloads/`,
+  wlc list --nightly workloads/
+  wlc list --profile MI355X`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, _ := e.loadWorkloads(dirArg(args, 0), e.loadOptions(recipesDir))
 			if err := e.requireClean(r); err != nil {
 				return err
 			}
+			if _, ok := r.Profiles[profile]; profile != "" && !ok {
+				return usagef("--profile %s: no such profile; the package defines %s", profile, strings.Join(e.names(dirArg(args, 0), true), ", "))
+			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tPROFILE\tHARDWARE\tRUNTIME\tNODESxGPUS\tTP\tDP\tPP\tEP\tPRECISION\tNIGHTLY")
 			for _, w := range r.Workloads {
-				if nightly && !w.Nightly {
+				if nightly && !w.Nightly || profile != "" && w.Profile != profile {
 					continue
 				}
 				p := r.Profiles[w.Profile]
@@ -51,6 +55,13 @@ func newListCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&nightly, "nightly", false, "only nightly workloads")
+	cmd.Flags().StringVar(&profile, "profile", "", "only the workloads of this profile")
+	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveFilterDirs
+	}
+	cmd.RegisterFlagCompletionFunc("profile", func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return e.names(dirArg(args, 0), true, toComplete), cobra.ShellCompDirectiveNoFileComp
+	})
 	cmd.Flags().StringVar(&recipesDir, "recipes", "", recipesFlagUsage)
 	return cmd
 }

@@ -25,7 +25,8 @@ A workload derived from a vLLM recipe shows the rendering it came from
 VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 		Example: `  wlc show qwen3_5_b200
   VLLM_COMMIT=0123456789abcdef wlc show --format json gpt_oss_120b_h200`,
-		Args: cobra.RangeArgs(1, 2),
+		Args:              cobra.RangeArgs(1, 2),
+		ValidArgsFunction: e.completeNames(0, 1, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "yaml" && format != "json" {
 				return usagef("--format must be yaml or json, not %q", format)

@@ -34,6 +34,8 @@ type Result struct {
 	Source []byte
 	// Findings are the errors and warnings, at positions in the YAML.
 	Findings diag.List
+	// Profile is the profile the workload names (perf-eval's gpu).
+	Profile string
 }
 
 // Refused reports whether the workload was not converted.
@@ -58,7 +60,7 @@ func PerfEval(file string, data []byte) Result {
 func PerfEvalAs(file, key string, data []byte) Result {
 	c := &conv{file: file, key: key}
 	c.run(data)
-	res := Result{Key: c.key, Findings: c.diags}
+	res := Result{Key: c.key, Findings: c.diags, Profile: c.profile}
 	if c.diags.HasErrors() {
 		return res
 	}
@@ -74,10 +76,11 @@ func PerfEvalAs(file, key string, data []byte) Result {
 }
 
 type conv struct {
-	file  string
-	key   string
-	diags diag.List
-	out   bytes.Buffer
+	file    string
+	key     string
+	profile string
+	diags   diag.List
+	out     bytes.Buffer
 }
 
 func (c *conv) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -336,6 +339,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 	} else {
 		w.add(nodeComments(gpu), "profile: "+quote(gpu.val.Value))
 		w.profile = gpu.val.Value
+		c.profile = gpu.val.Value
 	}
 
 	nodes, numGPUs, gpn := 1, 1, 0
