@@ -951,7 +951,7 @@ profiles: H200: {hardware: "H200", runtime: "docker", queue: "h200", docker: {},
 profiles: H200: {hardware: "H200", runtime: "docker", queue: "h200", slurm: max_nodes: 2}
 `,
 		want: []string{
-			"workloads/profiles.cue:3:70: error: profiles.H200.slurm: slurm settings apply to runtime slurm, but this profile's runtime is docker; remove slurm or set runtime: \"slurm\"",
+			"workloads/profiles.cue:3:77: error: profiles.H200.slurm: slurm settings apply to runtime slurm, but this profile's runtime is docker; remove slurm or set runtime: \"slurm\"",
 		},
 	},
 	{

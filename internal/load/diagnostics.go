@@ -86,8 +86,10 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		}
 		l.seen[rawKey] = true
 		// A workload's copy of its profile (#profiles, _profile) repeats
-		// the errors reported on profiles.<name> itself.
-		if indexOf(path, "#profiles") >= 0 || indexOf(path, "_profile") >= 0 {
+		// the errors reported on profiles.<name> itself, and a block's
+		// parameter (#runtime, #engine, #bench_only: a copy of a field
+		// the block's rules read) repeats the errors of that field.
+		if hasDefinition(path) || indexOf(path, "_profile") >= 0 {
 			continue
 		}
 		// An error on a let (the schema's arithmetic helpers) repeats an
@@ -172,6 +174,17 @@ func (l *loader) blamePos(pkg cue.Value, path []string) token.Pos {
 // typing every profile and workload: never the place a user should fix.
 func isTyping(file string) bool {
 	return filepath.Base(file) == "wlc.cue"
+}
+
+// hasDefinition reports whether path passes through a definition field
+// below its top level (workloads.w.#profiles, profiles.p.docker.#runtime).
+func hasDefinition(path []string) bool {
+	for _, p := range path[min(1, len(path)):] {
+		if strings.HasPrefix(p, "#") {
+			return true
+		}
+	}
+	return false
 }
 
 func indexOf(path []string, s string) int {
