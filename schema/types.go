@@ -38,6 +38,7 @@ type Profile struct {
 	Secrets             []string          `json:"secrets"`
 	ImageRepo           string            `json:"image_repo"`
 	ECRPullThroughCache bool              `json:"ecr_pull_through_cache"`
+	ImageTools          []string          `json:"image_tools"`
 	K8s                 *K8s              `json:"k8s,omitempty"`
 	Docker              *DockerHost       `json:"docker,omitempty"`
 	Slurm               *SlurmCluster     `json:"slurm,omitempty"`
@@ -314,7 +315,7 @@ type BFCL struct {
 	TestCategories   []string `json:"test_categories"`
 	NumThreads       int      `json:"num_threads"`
 	Temperature      float64  `json:"temperature"`
-	MaximumStepLimit int      `json:"maximum_step_limit,omitempty"`
+	MaximumStepLimit int      `json:"maximum_step_limit"`
 	// MaxTestCases is an int (every category) or a map category -> int.
 	MaxTestCases any `json:"max_test_cases,omitempty"`
 }

@@ -97,7 +97,9 @@ type original struct {
 		} `yaml:"configs"`
 	} `yaml:"vllm_bench"`
 	BFCL *struct {
-		TestCategories []string `yaml:"test_categories"`
+		TestCategories   []string `yaml:"test_categories"`
+		MaximumStepLimit int      `yaml:"maximum_step_limit"`
+		MaxTestCases     any      `yaml:"max_test_cases"`
 	} `yaml:"bfcl"`
 }
 
@@ -447,16 +449,30 @@ func checkEvals(t *testing.T, o original, p plan.Workload) {
 		t.Errorf("bench runs\n got  %q\n want %q", got, want)
 	}
 
-	// bfcl: the same categories.
+	// bfcl: the same categories, each with perf-eval's step limit (10
+	// when unset) and case cap (one for all, or per category).
 	var wantCats, gotCats []string
 	if o.BFCL != nil {
-		wantCats = o.BFCL.TestCategories
+		for _, c := range o.BFCL.TestCategories {
+			limit := o.BFCL.MaximumStepLimit
+			if limit == 0 {
+				limit = 10
+			}
+			n := 0
+			switch m := o.BFCL.MaxTestCases.(type) {
+			case int:
+				n = m
+			case map[string]any:
+				n, _ = m[c].(int)
+			}
+			wantCats = append(wantCats, fmt.Sprintf("%s steps=%d cases=%d", c, limit, n))
+		}
 	}
-	if p.BFCL != nil {
-		gotCats = p.BFCL.Categories
+	for _, r := range p.BFCL {
+		gotCats = append(gotCats, fmt.Sprintf("%s steps=%d cases=%d", r.Category, r.MaximumStepLimit, r.MaxTestCases))
 	}
 	if !reflect.DeepEqual(gotCats, wantCats) {
-		t.Errorf("bfcl categories %v, original %v", gotCats, wantCats)
+		t.Errorf("bfcl runs %v, original %v", gotCats, wantCats)
 	}
 }
 

@@ -71,17 +71,9 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if w.Platform == "cuda" {
 		env = append(env, [2]string{"WLC_GPUS", "docker --gpus value (default " + gpusDefault(w) + ")"})
 	}
-	where := "It runs on a " + w.Platform + " docker host: `docker run -d` starts the image (its entrypoint is\n" +
-		"`vllm serve`), vllm bench serve and the median run inside it (docker exec), lm_eval and bfcl\n" +
-		"run here against the published port, and the container is always removed."
-	if w.Engine == schema.EngineSGLang {
-		where = "It runs on a " + w.Platform + " docker host: `docker run -d` starts the image with\n" +
-			"`python3 -m sglang.launch_server`, sglang.bench_serving and the median run inside it (docker\n" +
-			"exec), lm_eval and bfcl run here against the published port, and the container is always removed."
-	}
 	return runner.Runtime{
 		Backend: "docker",
-		Where:   where,
+		Where:   where(w),
 		Tools:   []string{"docker"},
 		Env:     env,
 		Globals: "WLC_IMAGE=" + img + "\nWLC_CONTAINER=''\nWLC_STARTED=0\n",
@@ -93,8 +85,24 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"  docker logs -f \"$WLC_CONTAINER\" > >(tee -a \"$WLC_SERVER_LOG\" | wlc_show_log) 2>&1 &\n" +
 			"  WLC_FOLLOWER_PID=$!\n" +
 			"}\n" + functions,
-		Prepare: prepare,
+		Prepare:      prepare,
+		ToolsAtStart: true,
 	}, nil
+}
+
+func where(w plan.Workload) string {
+	server := "`vllm serve`"
+	if w.Engine == schema.EngineSGLang {
+		server = "`python3 -m sglang.launch_server`"
+	}
+	start := "`docker run -d` starts the image with " + server
+	if len(w.Tools) > 0 {
+		start = "`docker run -d` starts the image, whose first step checks the client tools (and\n" +
+			"installs them with pip) before it runs " + server
+	}
+	return "It runs on a " + w.Platform + " docker host: " + start + "; every client (the\n" +
+		"benchmark, the median, lm_eval, bfcl) runs inside the container (docker exec), and the container\n" +
+		"is always removed."
 }
 
 // functions are the docker runtime's contract functions besides start.
@@ -114,9 +122,11 @@ wlc_server_log_tail() {
 # wlc_in_server CMD...: runs CMD in the container, where vllm and python3 are.
 wlc_in_server() { docker exec "$WLC_CONTAINER" "$@"; }
 
-# wlc_fetch_result FILE: copies a result out of the container; docker cp
-# writes it as this user, so the CI agent can clean it up.
+# wlc_fetch_result FILE and wlc_fetch_dir DIR: copy results out of the
+# container; docker cp writes them as this user, so the CI agent can clean
+# them up. DIR/. copies the directory's content into the existing one.
 wlc_fetch_result() { docker cp "$WLC_CONTAINER:$WLC_BENCH_DIR/$1" "$WLC_RESULTS_DIR/$1"; }
+wlc_fetch_dir() { mkdir -p "$WLC_RESULTS_DIR/$1" && docker cp "$WLC_CONTAINER:$WLC_BENCH_DIR/$1/." "$WLC_RESULTS_DIR/$1"; }
 
 wlc_server_stop() {
   [ "$WLC_STARTED" = 1 ] || return 0
@@ -195,7 +205,19 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	for _, s := range w.Secrets {
 		addq("-e", s)
 	}
-	add(`"$WLC_IMAGE"`)
+	if len(w.Tools) > 0 {
+		// The tools check runs first in the container, which is where the
+		// clients run (docker exec); the server starts only once it passed.
+		add("-e", "WLC_TOOLS_RETRY_S")
+		add("--entrypoint", "bash")
+		add(`"$WLC_IMAGE"`)
+		add("-c", `"$WLC_TOOLS_SH"`, "wlc-tools", `"${WLC_TOOLS[@]}"`, "--")
+		if w.Engine != schema.EngineSGLang {
+			add("vllm", "serve")
+		}
+	} else {
+		add(`"$WLC_IMAGE"`)
+	}
 	if w.Engine == schema.EngineSGLang {
 		cmd, e := runner.Words(w.Serve.Command, runner.NoVars)
 		if e != nil {

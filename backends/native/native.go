@@ -80,7 +80,8 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	return runner.Runtime{
 		Backend: "native",
 		Where: "It runs where " + where + " is installed (a pod with the " + w.Platform + " " + runner.EngineName(w) + " image): `" + name + "` is a\n" +
-			"child process in its own process group, logging to results/; everything else runs beside it.",
+			"child process in its own process group, logging to results/; everything else runs beside it,\n" +
+			"after the client tools the steps need are checked (and installed with pip) before the server starts.",
 		Tools:   tools,
 		Globals: g.String(),
 		Functions: "# wlc_server_start: starts " + name + " in its own session (setsid), so\n" +
@@ -113,7 +114,11 @@ wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || tr
 
 wlc_in_server() { "$@"; }
 
-wlc_fetch_result() { :; } # the benchmark client writes into the results directory itself
+wlc_before_server() { "$@"; } # the clients run here too
+
+# The clients write into the results directory themselves.
+wlc_fetch_result() { :; }
+wlc_fetch_dir() { :; }
 
 # wlc_server_stop: TERM to the server's process group, KILL what is left
 # after WLC_STOP_TIMEOUT_S.

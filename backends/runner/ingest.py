@@ -10,6 +10,10 @@
 #   eval SHAPES META DIR [samples]  one row per lm_eval results_*.json under DIR,
 #                                   then (with "samples") the samples_*.jsonl
 #                                   lines in batches under 4 MiB
+#   bfcl SHAPES META ROOT           the eval rows of a BFCL category: one row per
+#                                   score the BFCL driver listed in
+#                                   ROOT/bfcl/<category>/lm_eval_tasks.txt
+#                                   (each under ROOT/lm_eval/<task>), no samples
 #   check SHAPES DEFINITION         check each JSON row on stdin (one a line) against
 #                                   DEFINITION: prints "ok" or why not, per row
 #
@@ -198,6 +202,20 @@ def evals(shapes, meta, root, samples):
             sample_batches(shapes, md, path, source(path))
 
 
+def bfcl(shapes, meta, root):
+    category = meta["task"]
+    manifest = os.path.join(root, "bfcl", category, "lm_eval_tasks.txt")
+    try:
+        with open(manifest) as f:
+            tasks = [t.strip() for t in f if t.strip()]
+    except OSError as e:
+        problem("%s: BFCL wrote no score list for %s: %s" % (manifest, category, e.strerror or e))
+        return
+    for task in tasks:
+        m = dict(meta, task=task, source_dir=meta["source_dir"] + "/lm_eval/" + task)
+        evals(shapes, m, os.path.join(root, "lm_eval", task), False)
+
+
 def sample_batches(shapes, md, path, src):
     head = dict({"kind": "samples", "source_file": src}, **md)
     overhead = len(json.dumps(dict(head, samples=[])))
@@ -234,6 +252,8 @@ def main(argv):
         perf(shapes, json.loads(args[1]), args[2])
     elif cmd == "eval":
         evals(shapes, json.loads(args[1]), args[2], args[3:] == ["samples"])
+    elif cmd == "bfcl":
+        bfcl(shapes, json.loads(args[1]), args[2])
     elif cmd == "check":
         for line in sys.stdin:
             err = check(shapes[args[1]], json.loads(line), args[1])

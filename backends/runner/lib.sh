@@ -42,6 +42,9 @@ wlc_init() {
   WLC_POLL_S=${WLC_POLL_S:-5}
   WLC_STOP_TIMEOUT_S=${WLC_STOP_TIMEOUT_S:-30}
   WLC_HOST=${WLC_HOST:-127.0.0.1}
+  WLC_DATA_DIR=${WLC_DATA_DIR:-/tmp/wlc-data} # prepared datasets, where the clients run
+  # NeMo-Skills' SPEED-Bench preparation, which perf-eval used too.
+  WLC_SPEED_BENCH_PREPARE_URL=${WLC_SPEED_BENCH_PREPARE_URL:-https://raw.githubusercontent.com/NVIDIA-NeMo/Skills/refs/heads/main/nemo_skills/dataset/speed-bench/prepare.py}
   trap wlc_on_exit EXIT
   trap 'wlc_log "interrupted"; exit 130' INT
   trap 'wlc_log "terminated"; exit 143' TERM
@@ -297,6 +300,38 @@ wlc_ingest_send() {
   else
     wlc_log "ingest: sent $sent of $# $kind row(s) of $name to $url; the first failure: ${why% }; all are kept in ${1%/*} (resend: wlc ingest $WLC_RESULTS_DIR)"
   fi
+}
+
+# wlc_tools: checks the client tools where the clients will run (the
+# runtime's wlc_before_server) and installs the missing ones there, before
+# the server starts: a tool that cannot be had stops the job in seconds,
+# naming it, instead of after the model loaded.
+wlc_tools() {
+  local rc=0 i names=()
+  for ((i = 0; i < ${#WLC_TOOLS[@]}; i += 4)); do names+=("${WLC_TOOLS[i]}"); done
+  wlc_log "checking the client tools before the server starts: ${names[*]}"
+  wlc_before_server bash -c "$WLC_TOOLS_SH" wlc-tools "${WLC_TOOLS[@]}" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    wlc_log "a client tool is missing (see above); the server was not started"
+    exit "$rc"
+  fi
+}
+
+# wlc_eval DIR... -- CMD...: runs CMD where the server runs, then brings
+# each results directory DIR back (also after a failure: partial output
+# helps), and returns CMD's status.
+wlc_eval() {
+  local dirs=() d rc=0
+  while [ "$1" != -- ]; do
+    dirs+=("$1")
+    shift
+  done
+  shift
+  wlc_in_server "$@" || rc=$?
+  for d in "${dirs[@]}"; do
+    wlc_fetch_dir "$d" || [ "$rc" -ne 0 ] || rc=$?
+  done
+  return "$rc"
 }
 
 # wlc_show_log: copies the server log to this job's stderr, each line

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/plan"
 )
 
 // pickPort runs lib.sh's wlc_pick_port with the given environment and
 // returns the port it chose, or its exit status and output.
 func pickPort(t *testing.T, env ...string) (int, string, error) {
 	t.Helper()
-	script := "set -euo pipefail\nWLC_HOST=127.0.0.1\n" + runner.Library() + "\nwlc_pick_port\necho \"$WLC_PORT\"\n"
+	script := "set -euo pipefail\nWLC_HOST=127.0.0.1\n" + runner.Library(plan.Workload{}) + "\nwlc_pick_port\necho \"$WLC_PORT\"\n"
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
 	out, err := cmd.CombinedOutput()
@@ -72,10 +73,11 @@ func TestWord(t *testing.T) {
 		{"", "''"},
 		{"{base_url}/v1", `"${WLC_BASE_URL}"/v1`},
 		{"model=a b,base_url={base_url}/v1/completions", `'model=a b,base_url='"${WLC_BASE_URL}"/v1/completions`},
-		{"{results_dir}/x{base_url}", `"${WLC_RESULTS_DIR}"/x"${WLC_BASE_URL}"`},
+		{"{results_dir}/x{base_url}", `"${WLC_BENCH_DIR}"/x"${WLC_BASE_URL}"`},
+		{"{data_dir}/speed_bench/a b", `"${WLC_DATA_DIR}"'/speed_bench/a b'`},
 		{"$(touch x)\n", `$'$(touch x)\n'`},
 	} {
-		got, err := runner.Word(c.in, runner.HostVars)
+		got, err := runner.Word(c.in, runner.ServerVars)
 		if err != nil || got != c.want {
 			t.Errorf("Word(%q) = %s, %v; want %s", c.in, got, err, c.want)
 		}
@@ -83,7 +85,7 @@ func TestWord(t *testing.T) {
 	if got, _ := runner.Word("{base_url}", runner.NoVars); got != "'{base_url}'" {
 		t.Errorf("NoVars: %s", got)
 	}
-	if _, err := runner.Word("a\x00b", runner.HostVars); err == nil {
+	if _, err := runner.Word("a\x00b", runner.ServerVars); err == nil {
 		t.Error("a NUL byte was accepted")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/stub"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
 
@@ -143,7 +144,7 @@ func TestPerfEvalOracle(t *testing.T) {
 		if len(theirs) != 2 {
 			t.Fatalf("perf-eval sent %d eval rows, want results and one samples batch (refused: %q)", len(theirs), srv.Refused())
 		}
-		line, err := runner.EvalIngest(wl, task, nil, runner.HostVars)
+		line, err := runner.EvalIngest(wl, task)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,6 +161,125 @@ func TestPerfEvalOracle(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPerfEvalOracleBFCL: a BFCL group's scores (the group and its leaf
+// categories) written by perf-eval's run_bfcl.py (its write_results) and
+// by wlc's BFCL driver (its lm_eval_results and score list), each ingested
+// the way its job does it (perf-eval's run.sh: ingest.py --no-samples per
+// manifest entry; wlc: wlc_ingest … bfcl), reach the eval dashboard as the
+// same rows, field by field.
+func TestPerfEvalOracleBFCL(t *testing.T) {
+	testenv.LookPath(t, "python3")
+	testenv.LookPath(t, "curl")
+	lib := filepath.Join(testenv.SharedDir(t), "corpus", "perf-eval", "runtime", "main", "lib")
+	root := testenv.RepoRoot(t)
+	_, ws := runnertest.Load(t, filepath.Join(root, "testdata", "backends", "native", "rocm.txtar"))
+	var wl plan.Workload
+	var run plan.BFCLRun
+	for _, w := range ws {
+		for _, r := range w.BFCL {
+			if r.Category == "multi_turn" {
+				wl, run = w, r
+			}
+		}
+	}
+	if run.Category == "" {
+		t.Fatal("native/rocm.txtar has no workload with the BFCL group multi_turn")
+	}
+	scores := `{"multi_turn": 0.625, "multi_turn_base": 0.75, "multi_turn_miss_func": 0.5}`
+	dir := t.TempDir()
+	res := filepath.Join(dir, "results", wl.Name)
+	if err := os.MkdirAll(res, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Each side's own writer: perf-eval's write_results (bfcl-<cat>/ and a
+	// manifest), wlc's lm_eval_results (lm_eval/bfcl_<cat>/) and score list.
+	writer := `
+import importlib.util, json, sys
+from pathlib import Path
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+lib, ours, res, model, scores = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
+sys.path.insert(0, lib)
+theirs = load("run_bfcl", lib + "/run_bfcl.py")
+cats = theirs.write_results(res, model, {c: {"accuracy": a} for c, a in scores.items()}, "2026-12-01T10-00-00", "multi_turn")
+theirs.write_ingest_manifest(res, "multi_turn", cats)
+wlc = load("wlc_bfcl", ours)
+tasks = []
+for c, a in scores.items():
+    task = "bfcl_" + c
+    alias = task + " (overall)" if c == "multi_turn" else task
+    d = res / "lm_eval" / task
+    d.mkdir(parents=True)
+    (d / "results_2026-12-01T10-00-00.json").write_text(json.dumps(wlc.lm_eval_results(model, task, a, alias), indent=2))
+    tasks.append(task)
+(res / "bfcl" / "multi_turn").mkdir(parents=True)
+(res / "bfcl" / "multi_turn" / "lm_eval_tasks.txt").write_text("".join(t + "\n" for t in tasks))
+`
+	// perf-eval's writer asks bfcl_eval which categories a group holds:
+	// the BFCL stand-in answers from the stub bfcl's category table.
+	stubs := stub.Build(t, t.TempDir())
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "-c", writer, lib, filepath.Join(root, "backends", "runner", "bfcl.py"), res, wl.Model, scores)
+	cmd.Env = append(os.Environ(), "PATH="+stubs+string(filepath.ListSeparator)+os.Getenv("PATH"),
+		"PYTHONPATH="+stub.Python(stubs, t.TempDir(), "bfcl-eval"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing the BFCL scores: %v\n%s", err, out)
+	}
+
+	srv := ingesttest.New(t, "oracle-token")
+	var manifest []byte
+	env := []string{"BUILDKITE_BUILD_NUMBER=78", "NIGHTLY=1",
+		"WORKLOAD_IMAGE=" + wl.Image.Ref, "WORKLOAD_VLLM_COMMIT=" + wl.Image.Commit}
+	manifest, err = os.ReadFile(filepath.Join(res, ".bfcl_ingest", "multi_turn.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cats := strings.Fields(string(manifest))
+	if len(cats) != 3 {
+		t.Fatalf("perf-eval's manifest lists %q, want the group and 2 leaves", cats)
+	}
+	for _, c := range cats {
+		py(t, dir, srv, append([]string{filepath.Join(lib, "ingest.py"), "--results-dir", filepath.Join("results", wl.Name, "bfcl-"+c),
+			"--workload", wl.Name, "--task", "bfcl_" + c, "--no-samples"}, env...)...)
+	}
+	theirs := srv.Rows("eval")
+	if len(theirs) != 3 {
+		t.Fatalf("perf-eval sent %d eval rows, want 3 (refused: %q)", len(theirs), srv.Refused())
+	}
+	line, err := runner.BFCLIngest(wl, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job(t, wl, dir, srv, line, append(env, "INGEST_NO_SAMPLES=")...)
+	ours := srv.Rows("eval")[3:]
+	if len(ours) != 3 {
+		t.Fatalf("wlc sent %d eval rows, want 3 (refused: %q)", len(ours), srv.Refused())
+	}
+	byTask := map[string]map[string]any{}
+	for _, r := range theirs {
+		byTask[fmt.Sprint(r.Body["task"])] = r.Body
+	}
+	for _, r := range ours {
+		task := fmt.Sprint(r.Body["task"])
+		th, ok := byTask[task]
+		if !ok {
+			t.Errorf("wlc sent a row for %s, perf-eval did not", task)
+			continue
+		}
+		compare(t, th, r.Body, nil, evalChanged)
+		want := strings.Replace(th["source_file"].(string), "/bfcl-"+strings.TrimPrefix(task, "bfcl_")+"/", "/lm_eval/"+task+"/", 1)
+		if r.Body["source_file"] != want {
+			t.Errorf("%s: source_file %v, want %s", task, r.Body["source_file"], want)
+		}
+	}
 }
 
 // py runs a perf-eval script (args, then NAME=VALUE environment entries)
@@ -191,7 +311,7 @@ func job(t *testing.T, w plan.Workload, dir string, srv *ingesttest.Server, line
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := "set -euo pipefail\n" + runner.Library() + ing +
+	script := "set -euo pipefail\n" + runner.Library(w) + ing +
 		"wlc_in_server() { \"$@\"; }\nWLC_RESULTS_DIR=$PWD/" + w.ResultsPath + "\nWLC_BENCH_DIR=$WLC_RESULTS_DIR\n" + lines
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = dir

@@ -22,19 +22,22 @@ func Quote(s string) (string, error) {
 }
 
 // Vars names the shell variables that stand for the plan's placeholders
-// (plan.BaseURL, plan.ResultsDir) where a token is rendered.
+// (plan.BaseURL, plan.ResultsDir, plan.DataDir) where a token is rendered.
 type Vars struct {
 	BaseURL    string
 	ResultsDir string
+	DataDir    string
 }
 
 // The variables a job script defines (see lib.sh).
 var (
-	// HostVars are for commands run beside the script: lm_eval, bfcl.
+	// HostVars are for commands run beside the script (custom steps on
+	// the host).
 	HostVars = Vars{BaseURL: "WLC_BASE_URL", ResultsDir: "WLC_RESULTS_DIR"}
-	// ServerVars are for commands run where the server runs (through
-	// wlc_in_server): vllm bench serve writes into WLC_BENCH_DIR there.
-	ServerVars = Vars{BaseURL: "WLC_BASE_URL", ResultsDir: "WLC_BENCH_DIR"}
+	// ServerVars are for the clients, which run where the server runs
+	// (through wlc_in_server): they write into WLC_BENCH_DIR and keep
+	// prepared datasets in WLC_DATA_DIR there.
+	ServerVars = Vars{BaseURL: "WLC_BASE_URL", ResultsDir: "WLC_BENCH_DIR", DataDir: "WLC_DATA_DIR"}
 	// NoVars renders every token literally (the server's own argv).
 	NoVars = Vars{}
 )
@@ -73,7 +76,7 @@ func Word(tok string, v Vars) (string, error) {
 
 func nextPlaceholder(s string, v Vars) (int, string, string) {
 	best, ph, name := -1, "", ""
-	for _, c := range []struct{ ph, name string }{{plan.BaseURL, v.BaseURL}, {plan.ResultsDir, v.ResultsDir}} {
+	for _, c := range []struct{ ph, name string }{{plan.BaseURL, v.BaseURL}, {plan.ResultsDir, v.ResultsDir}, {plan.DataDir, v.DataDir}} {
 		if c.name == "" {
 			continue
 		}

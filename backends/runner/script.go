@@ -64,6 +64,15 @@ func BenchFunc(w plan.Workload) string { return engineOf(w).bench }
 //go:embed ingest.py
 var ingestPy string
 
+//go:embed tools.sh
+var toolsSh string
+
+//go:embed bfcl.py
+var bfclPy string
+
+//go:embed speed_bench.py
+var speedBenchPy string
+
 // Runtime is what differs between the places a server runs. Its Functions
 // define the contract functions lib.sh calls (see the package doc); the
 // rest is for the header and the run section.
@@ -89,6 +98,11 @@ type Runtime struct {
 	// wlc_server_start (e.g. naming the container, pulling the image); it
 	// must set WLC_BENCH_DIR.
 	Prepare string
+	// ToolsAtStart says wlc_server_start checks the client tools itself,
+	// in the server's container before vllm serve (docker: the container
+	// exists only once it starts). Otherwise Run checks them first with
+	// wlc_tools, which the runtime's wlc_before_server runs.
+	ToolsAtStart bool
 }
 
 // Script renders the whole job script for w: Header, Preamble, Library,
@@ -102,7 +116,7 @@ func Script(w plan.Workload, rt Runtime) ([]byte, error) {
 	}
 	b.WriteString(pre)
 	b.WriteString("\n")
-	b.WriteString(Library())
+	b.WriteString(Library(w))
 	b.WriteString(Extras(w))
 	if l := EngineLibrary(w); l != "" {
 		b.WriteString("\n" + l)
@@ -161,6 +175,9 @@ func Header(w plan.Workload, rt Runtime) string {
 	for _, l := range ShapeLines(w) {
 		c("%s", l)
 	}
+	if len(w.Tools) > 0 {
+		c("Tools:      %s", toolSummary(w))
+	}
 	c("Results:    %s/ (server.log and every result file)", w.ResultsPath)
 	c("")
 	c("%s", rt.Where)
@@ -174,6 +191,14 @@ func Header(w plan.Workload, rt Runtime) string {
 		{"WLC_RESULTS_DIR", "where results go (default: $PWD/" + w.ResultsPath + ")"},
 		{"WLC_POLL_S", "seconds between readiness polls (default 5)"},
 		{"WLC_STOP_TIMEOUT_S", "grace period before the server is killed (default 30)"},
+	}
+	if len(w.Tools) > 0 {
+		env = append(env, [2]string{"WLC_TOOLS_RETRY_S", "seconds before the first pip retry (default 10; doubled next)"})
+	}
+	if len(w.Datasets) > 0 {
+		env = append(env,
+			[2]string{"WLC_DATA_DIR", "where datasets are prepared, as the clients see it (default /tmp/wlc-data)"},
+			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: its main branch)"})
 	}
 	env = append(env, rt.Env...)
 	for _, e := range env {
@@ -212,8 +237,12 @@ func stepSummary(w plan.Workload) string {
 		}
 		parts = append(parts, "lm_eval "+strings.Join(ts, ", "))
 	}
-	if w.BFCL != nil {
-		parts = append(parts, "bfcl "+strings.Join(w.BFCL.Categories, ", "))
+	if len(w.BFCL) > 0 {
+		var cs []string
+		for _, r := range w.BFCL {
+			cs = append(cs, r.Category)
+		}
+		parts = append(parts, "bfcl "+strings.Join(cs, ", "))
 	}
 	for _, c := range w.Custom {
 		parts = append(parts, "custom step "+c.Name+" (on the "+c.Where+")")
@@ -222,6 +251,18 @@ func stepSummary(w plan.Workload) string {
 		return "none (the server starts, becomes ready and stops)"
 	}
 	return strings.Join(parts, "; then ")
+}
+
+func toolSummary(w plan.Workload) string {
+	var parts []string
+	for _, t := range w.Tools {
+		how := "installed with pip (" + strings.Join(t.Packages, " ") + ") unless present"
+		if t.InImage {
+			how = "shipped by the image (checked)"
+		}
+		parts = append(parts, t.Name+" for "+t.For+", "+how)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Comment makes s safe inside a # comment: no line breaks (which would
@@ -296,10 +337,42 @@ func jsonString(s string) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// Library is lib.sh and the result tool (results.py as WLC_RESULTS_PY).
-func Library() string {
-	return lib + "\n# The result tool: checks bench results and writes medians (backends/runner/results.py).\n" +
-		"WLC_RESULTS_PY=$(\n  cat <<'PY'\n" + resultsPy + "PY\n)\n"
+// Library is lib.sh, the result tool (results.py as WLC_RESULTS_PY) and
+// the programs w's steps need where the clients run: the tools check
+// (tools.sh as WLC_TOOLS_SH, with w's tools in WLC_TOOLS), the SPEED-Bench
+// preparation (speed_bench.py as WLC_SPEED_BENCH_PY) and the BFCL driver
+// (bfcl.py as WLC_BFCL_PY).
+func Library(w plan.Workload) string {
+	var b strings.Builder
+	b.WriteString(lib)
+	embed := func(name, what, text string) {
+		b.WriteString("\n# " + what + "\n" + name + "=$(\n  cat <<'WLC_EOF'\n" + text + "WLC_EOF\n)\n")
+	}
+	embed("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
+	if len(w.Tools) > 0 {
+		embed("WLC_TOOLS_SH", "The client tools check, run where the clients run (backends/runner/tools.sh).", toolsSh)
+		b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
+		for _, t := range w.Tools {
+			mode := "install"
+			if t.InImage {
+				mode = "image"
+			}
+			words := []string{t.Name, mode, strings.Join(t.Modules, " "), strings.Join(t.Packages, " ")}
+			for i, x := range words {
+				q, _ := Quote(x) // names, modules and requirements: never a NUL
+				words[i] = q
+			}
+			b.WriteString("  " + strings.Join(words, " ") + "\n")
+		}
+		b.WriteString(")\n")
+	}
+	if len(w.Datasets) > 0 {
+		embed("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)
+	}
+	if len(w.BFCL) > 0 {
+		embed("WLC_BFCL_PY", "The BFCL driver, run where the clients run (backends/runner/bfcl.py).", bfclPy)
+	}
+	return b.String()
 }
 
 // Ingest is the dashboards' part of the script: the endpoints, the row
@@ -352,30 +425,52 @@ func PerfIngest(w plan.Workload, r plan.BenchRun) (string, error) {
 	}, "  ") + "\n", nil
 }
 
-// EvalIngest is the wlc_ingest call after lm_eval task t. where and vars
-// are how the backend ran lm_eval (e.g. "wlc_in_server" and ServerVars),
-// so the tool reads its output where lm_eval wrote it.
-func EvalIngest(w plan.Workload, t plan.LMEvalRun, where []string, vars Vars) (string, error) {
+// EvalIngest is the wlc_ingest call after lm_eval task t: like the perf
+// rows, its rows are built where the clients ran and wrote (python3 is
+// there: the tools check ran it), then kept and sent from here.
+func EvalIngest(w plan.Workload, t plan.LMEvalRun) (string, error) {
+	return evalIngest(w, t.Task, "eval", t.Task, t.OutputDir)
+}
+
+// BFCLIngest is the wlc_ingest call after BFCL category r: one eval row
+// set per score the BFCL driver wrote (the category, and for a group each
+// leaf category), listed in its manifest, as perf-eval's run.sh ingested
+// them (without samples: BFCL writes none).
+func BFCLIngest(w plan.Workload, r plan.BFCLRun) (string, error) {
+	return evalIngest(w, "bfcl_"+r.Category, "bfcl", r.Category, "")
+}
+
+// evalIngest renders `wlc_ingest eval NAME -- MODE META DIR`: MODE is the
+// ingest tool's command, META the row fields known at export, DIR (under
+// the results directory) where the tool reads.
+func evalIngest(w plan.Workload, name, mode, task, dir string) (string, error) {
+	source := w.ResultsPath
+	if dir != "" {
+		source += "/" + dir
+	}
 	meta, err := compactJSON(map[string]string{
 		"workload":    w.Ingest.Workload,
-		"task":        t.Task,
+		"task":        task,
 		"image":       w.Ingest.Perf.Image,
 		"vllm_commit": w.Image.Commit,
-		"source_dir":  w.ResultsPath + "/" + t.OutputDir,
+		"source_dir":  source,
 	})
 	if err != nil {
 		return "", err
 	}
-	words, err := Words([]string{t.Task, meta}, NoVars)
+	words, err := Words([]string{name, mode, meta}, NoVars)
 	if err != nil {
 		return "", err
 	}
-	dir, err := Word(plan.ResultsDir+"/"+t.OutputDir, vars)
+	path := plan.ResultsDir
+	if dir != "" {
+		path += "/" + dir
+	}
+	d, err := Word(path, ServerVars)
 	if err != nil {
 		return "", err
 	}
-	head := append(append([]string{"wlc_ingest", "eval", words[0]}, where...), "--", "eval")
-	return Continued([][]string{head, {words[1]}, {dir}}, "  ") + "\n", nil
+	return Continued([][]string{{"wlc_ingest", "eval", words[0], "wlc_in_server", "--", words[1]}, {words[2]}, {d}}, "  ") + "\n", nil
 }
 
 // compactJSON is v as one line of JSON, keys in a fixed order.
@@ -403,6 +498,9 @@ func Run(w plan.Workload, rt Runtime) (string, error) {
 	if rt.Prepare != "" {
 		b.WriteString(rt.Prepare)
 	}
+	if len(w.Tools) > 0 && !rt.ToolsAtStart {
+		b.WriteString("wlc_tools\n")
+	}
 	steps, err := Steps(w)
 	if err != nil {
 		return "", err
@@ -417,10 +515,23 @@ func Run(w plan.Workload, rt Runtime) (string, error) {
 }
 
 // Steps renders the benchmark and evaluation steps in the order perf-eval
-// ran them: every vllm bench serve run, then lm_eval tasks, then bfcl.
-// Each is one wlc_step call.
+// ran them: the datasets the bench runs read, every vllm bench serve run,
+// then lm_eval tasks, then bfcl categories. Each is one wlc_step call;
+// every client runs where the server runs (wlc_in_server).
 func Steps(w plan.Workload) (string, error) {
 	var b strings.Builder
+	for _, d := range w.Datasets {
+		words, err := Words([]string{d.Subset, d.Category, d.Path}, ServerVars)
+		if err != nil {
+			return "", err
+		}
+		label, err := Quote("prepare " + d.Name)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "\n# The %s dataset, which vllm bench serve reads but does not download\n", Comment(d.Name))
+		fmt.Fprintf(&b, "wlc_step %s wlc_in_server python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\"\n", label, strings.Join(words, " "))
+	}
 	for _, r := range w.Bench {
 		s, err := benchStep(BenchFunc(w), r)
 		if err != nil {
@@ -432,38 +543,37 @@ func Steps(w plan.Workload) (string, error) {
 		}
 		b.WriteString("\n" + s + ing)
 	}
-	// lm_eval runs here (on the docker host, or beside vllm natively); its
-	// rows are built where it wrote them.
-	var evalWhere []string
-	evalVars := HostVars
+	// lm_eval and BFCL run where the server runs (wlc_eval, which brings
+	// their output back to the results directory).
 	for _, t := range w.LMEval {
 		if len(t.Argv) == 0 {
 			return "", fmt.Errorf("lm_eval task %s has no argv", t.Task)
 		}
-		label, err := Quote("lm_eval " + t.Task)
+		s, err := evalStep("lm_eval "+t.Task, "lm_eval task "+t.Task, []string{"lm_eval"}, nil, t.Argv)
 		if err != nil {
 			return "", err
 		}
-		head, err := Word(t.Argv[0], evalVars)
+		ing, err := EvalIngest(w, t)
 		if err != nil {
 			return "", err
 		}
-		cmd, err := Command(strings.Join(append([]string{"wlc_step", label}, append(evalWhere, head)...), " "), t.Argv[1:], evalVars, "  ")
-		if err != nil {
-			return "", err
-		}
-		ing, err := EvalIngest(w, t, evalWhere, evalVars)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "\n# lm_eval task %s\n%s\n%s", Comment(t.Task), cmd, ing)
+		b.WriteString("\n" + s + ing)
 	}
-	if w.BFCL != nil {
-		s, err := bfclStep(w.BFCL)
+	for _, r := range w.BFCL {
+		desc := "bfcl " + r.Category + ": registered, generate, then evaluate"
+		if r.MaxTestCases > 0 {
+			desc += fmt.Sprintf("; the first %d cases", r.MaxTestCases)
+		}
+		s, err := evalStep("bfcl "+r.Category, desc, []string{"lm_eval", "bfcl"},
+			[]string{"python3", "-c", `"$WLC_BFCL_PY"`}, r.Argv)
 		if err != nil {
 			return "", err
 		}
-		b.WriteString("\n" + s)
+		ing, err := BFCLIngest(w, r)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("\n" + s + ing)
 	}
 	for _, c := range w.Custom {
 		s, err := CustomStep(c)
@@ -473,6 +583,33 @@ func Steps(w plan.Workload) (string, error) {
 		b.WriteString("\n" + s)
 	}
 	return b.String(), nil
+}
+
+// evalStep is `wlc_step LABEL wlc_eval FETCH... -- HEAD ARGV...`: the
+// command runs where the server runs and FETCH (directories of its
+// results) come back to the results directory. head are shell words used
+// as they are; argv is rendered with ServerVars.
+func evalStep(label, desc string, fetch, head, argv []string) (string, error) {
+	l, err := Quote(label)
+	if err != nil {
+		return "", err
+	}
+	words, err := Words(argv, ServerVars)
+	if err != nil {
+		return "", err
+	}
+	first := append([]string{"wlc_step", l, "wlc_eval"}, fetch...)
+	first = append(first, "--")
+	if head == nil {
+		// The program and what names it (python3 -m lm_eval) lead.
+		head, words = words[:1], words[1:]
+		for len(words) > 0 && !strings.HasPrefix(words[0], "--") {
+			head, words = append(head, words[0]), words[1:]
+		}
+	}
+	lines := [][]string{first, head}
+	lines = append(lines, Group(words)...)
+	return "# " + Comment(desc) + "\n" + Continued(lines, "  ") + "\n", nil
 }
 
 func benchStep(fn string, r plan.BenchRun) (string, error) {
@@ -499,33 +636,6 @@ func benchStep(fn string, r plan.BenchRun) (string, error) {
 		desc += fmt.Sprintf(", %d repetitions, median in %s", len(r.RunFiles), r.Result)
 	}
 	return Comment(desc) + "\n" + Continued(lines, "  ") + "\n", nil
-}
-
-func bfclStep(bf *plan.BFCLRun) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# bfcl: generate, then evaluate (%s)\nwlc_bfcl() {\n", Comment(strings.Join(bf.Categories, ", ")))
-	for _, argv := range [][]string{bf.Generate, bf.Evaluate} {
-		if len(argv) < 2 {
-			return "", fmt.Errorf("bfcl argv %q is too short", argv)
-		}
-		lines := [][]string{{"env"}}
-		for _, e := range bf.Env {
-			a, err := Assign(e.Name, e.Value, HostVars)
-			if err != nil {
-				return "", err
-			}
-			lines = append(lines, []string{a})
-		}
-		words, err := Words(argv, HostVars)
-		if err != nil {
-			return "", err
-		}
-		lines = append(lines, words[:2])
-		lines = append(lines, Group(words[2:])...)
-		b.WriteString("  " + Continued(lines, "    ") + " || return\n")
-	}
-	b.WriteString("}\nwlc_step bfcl wlc_bfcl\n")
-	return b.String(), nil
 }
 
 // Skipped is the script for a workload whose platform has no image in this

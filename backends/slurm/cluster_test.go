@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/slurmtest"
 	"github.com/wlcdev/wlc/internal/stub"
 )
@@ -66,7 +67,7 @@ func submit(t *testing.T, c *slurmtest.Cluster, bin, name, script string, env ..
 		t.Fatal(err)
 	}
 	export := slurmtest.ExportPath(bin) + ",WLC_STUB_LOG=" + r.records + ",WLC_POLL_S=1,WLC_STOP_TIMEOUT_S=5,HF_TOKEN=hf-secret-value"
-	for _, e := range env {
+	for _, e := range append(runnertest.ClientEnv(bin, r.submit), env...) {
 		export += "," + e
 	}
 	r.start = time.Now()
@@ -241,20 +242,32 @@ func checkOneNode(t *testing.T, r *run) {
 	for _, f := range []string{
 		"bench-short-conc-1.json", "bench-short-conc-2.json",
 		"bench-rep-conc-2-run-1.json", "bench-rep-conc-2-run-2.json", "bench-rep-conc-2-run-3.json", "bench-rep-conc-2.json",
-		"bfcl/score/score.json", "server.log",
+		"server.log", "bfcl/simple_python/test_case_ids_to_generate.json",
 	} {
 		if fi, err := os.Stat(r.file(f)); err != nil || fi.Size() == 0 {
 			t.Errorf("result %s missing or empty: %v\n%s", f, err, r.log(t))
 		}
 	}
-	// lm_eval writes <output_path>/<model>/results_<date>.json.
-	if got, _ := filepath.Glob(r.file("lm_eval/gsm8k/*/results_*.json")); len(got) != 1 {
-		t.Errorf("lm_eval gsm8k: %d results_*.json files, want 1\n%s", len(got), r.log(t))
+	// lm_eval's results and BFCL's, in lm_eval's format, where the
+	// clients wrote them (the submission directory).
+	for _, pattern := range []string{"lm_eval/gsm8k/*/results_*.json", "lm_eval/bfcl_simple_python/results_*.json"} {
+		if fs, _ := filepath.Glob(r.file(pattern)); len(fs) != 1 {
+			t.Errorf("%d files match %s\n%s", len(fs), pattern, r.log(t))
+		}
 	}
-	// Each bench run and the lm_eval task left their dashboard rows (no
-	// token in this job: kept, not sent).
+	// The client tools were installed on the head node, in the clients'
+	// environment, before the server step started.
+	pips := r.records_(t, "pip", "install")
+	if len(pips) != 1 || pips[0].Env["SLURMD_NODENAME"] != s.Env["SLURMD_NODENAME"] || pips[0].Time.After(s.Time) {
+		t.Errorf("%d pip installs, want 1 on the server's node before it started: %+v", len(pips), pips)
+	}
+	// Each bench run, the lm_eval task and the BFCL category left their
+	// dashboard rows (no token in this job: kept, not sent).
 	if got, _ := filepath.Glob(r.file("ingest/perf/*.json")); len(got) != 3 {
 		t.Errorf("%d perf rows kept, want one per bench run (3)\n%s", len(got), r.log(t))
+	}
+	if got, _ := filepath.Glob(r.file("ingest/eval/bfcl_simple_python-*.json")); len(got) != 1 {
+		t.Errorf("%d BFCL eval rows kept, want 1\n%s", len(got), r.log(t))
 	}
 	if !strings.Contains(r.log(t), "ingest: INGEST_BEARER_TOKEN is empty") {
 		t.Errorf("the job log does not say the rows were not sent:\n%s", r.log(t))

@@ -114,6 +114,13 @@ wlc_server_stop() {
   WLC_CLIENT_PID=''
 }
 
+# wlc_fetch_dir DIR: the same for a directory of results.
+wlc_fetch_dir() {
+  [ -d "$WLC_RESULTS_DIR/$1" ] && return 0
+  wlc_log "$1/ was written where this job cannot see it: $WLC_RESULTS_DIR/$1 is missing"
+  return 1
+}
+
 # wlc_fetch_result FILE: the client wrote FILE into the shared results
 # directory; a missing file means the container's working directory is
 # not the submission directory (check pyxis.workdir and its mount).

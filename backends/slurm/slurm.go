@@ -182,7 +182,7 @@ func Script(w plan.Workload) (string, error) {
 	g.printf("  mkdir -p %s\n", g.q(w.ResultsPath))
 	g.printf("  exec sbatch \"$@\" \"$0\"\n")
 	g.printf("fi\n\n")
-	g.printf("%s\n", runner.Library()+runner.Extras(w))
+	g.printf("%s\n", runner.Library(w)+runner.Extras(w))
 	if l := runner.EngineLibrary(w); l != "" {
 		g.printf("%s\n", l)
 	}
@@ -398,6 +398,15 @@ func (g *gen) client() {
 	g.printf("  %s\n", runner.Continued(client, "    "))
 	g.printf("  wlc_watch $!\n")
 	g.printf("}\n")
+	if len(w.Tools) > 0 {
+		g.printf("\n# wlc_before_server CMD...: CMD as a step on the head node where the clients\n")
+		g.printf("# will run (the same container), before any server step exists.\n")
+		g.printf("wlc_before_server() {\n")
+		before := append([][]string{{"srun", "--nodes=1", "--ntasks=1", `--nodelist="$WLC_HEAD"`, noGPUFlag(w)}}, client[1:len(client)-1]...)
+		before = append(before, []string{`"$@"`, "</dev/null"})
+		g.printf("  %s\n", runner.Continued(before, "    "))
+		g.printf("}\n")
+	}
 }
 
 func (g *gen) pyxisFlags() []string {
@@ -462,72 +471,22 @@ func (g *gen) run() {
 		g.printf("  exit 1 ;;\n")
 		g.printf("esac\n")
 	}
-	sg := &gen{w: w, c: g.c}
-	sg.steps()
-	g.keep(sg.err)
+	if len(w.Tools) > 0 {
+		g.printf("wlc_tools\n")
+	}
+	steps, err := runner.Steps(w)
+	g.keep(err)
 	if w.Disagg != nil {
 		g.pdStart()
-		g.printf("%s", sg.b.String())
+		g.printf("%s", steps)
 	} else {
 		if w.Nodes > 1 && w.Engine == schema.EngineSGLang {
 			g.printf("# SGLang's ranks rendezvous on the head node at this port.\n")
 			g.printf("WLC_DIST_PORT=${WLC_DIST_PORT:-$((WLC_PORT + 1))}\n")
 		}
-		serve, err := runner.Serve(w, sg.b.String())
+		serve, err := runner.Serve(w, steps)
 		g.keep(err)
 		g.printf("%s", serve)
 	}
 	g.printf("\nexit \"$WLC_STATUS\"\n")
-}
-
-// steps are the client steps in perf-eval's order: bench runs, lm_eval
-// tasks, bfcl, then the custom steps.
-func (g *gen) steps() {
-	w := g.w
-	for _, b := range w.Bench {
-		g.printf("\n# %s at concurrency %d: %d prompts", runner.Comment(b.Config), b.MaxConcurrency, b.NumPrompts)
-		if len(b.RunFiles) > 1 {
-			g.printf(", %d repetitions, median in %s", len(b.RunFiles), runner.Comment(b.Result))
-		}
-		g.printf("\n")
-		step := [][]string{{"wlc_step", g.q("bench " + b.Name), runner.BenchFunc(w), g.q(b.Name), strconv.Itoa(b.NumPrompts), g.q(b.Result)}}
-		for _, f := range b.RunFiles {
-			step = append(step, []string{g.q(f)})
-		}
-		step = append(step, []string{"--"})
-		step = append(step, runner.Group(g.args(b.Args))...)
-		g.printf("%s\n", runner.Continued(step, "  "))
-		ing, err := runner.PerfIngest(w, b)
-		g.keep(err)
-		g.printf("%s", ing)
-	}
-	for _, t := range w.LMEval {
-		g.printf("\n# lm_eval task %s\n", runner.Comment(t.Task))
-		step := [][]string{{"wlc_step", g.q("lm_eval " + t.Task), "wlc_in_server"}}
-		step = append(step, runner.Group(g.args(t.Argv))...)
-		g.printf("%s\n", runner.Continued(step, "  "))
-		ing, err := runner.EvalIngest(w, t, []string{"wlc_in_server"}, runner.ServerVars)
-		g.keep(err)
-		g.printf("%s", ing)
-	}
-	if b := w.BFCL; b != nil {
-		g.printf("\n# bfcl: generate, then evaluate (%s)\n", runner.Comment(strings.Join(b.Categories, ", ")))
-		g.printf("wlc_bfcl() {\n")
-		for _, argv := range [][]string{b.Generate, b.Evaluate} {
-			step := [][]string{{"wlc_in_server", "env"}}
-			for _, e := range b.Env {
-				a, err := runner.Assign(e.Name, e.Value, runner.ServerVars)
-				g.keep(err)
-				step = append(step, []string{a})
-			}
-			step = append(step, runner.Group(g.args(argv))...)
-			g.printf("  %s || return\n", runner.Continued(step, "    "))
-		}
-		g.printf("}\nwlc_step bfcl wlc_bfcl\n")
-	}
-	for _, c := range w.Custom {
-		s, err := runner.CustomStep(c)
-		g.keep(err)
-		g.printf("\n%s", s)
-	}
 }

@@ -326,6 +326,7 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 		"WLC_POLL_S=0.2",
 		"WLC_STOP_TIMEOUT_S=5",
 	}
+	j.Env = append(j.Env, runnertest.ClientEnv(bin, dir)...)
 	for k, v := range ex.steps[name].Env {
 		j.Env = append(j.Env, k+"="+v)
 	}
@@ -534,7 +535,7 @@ func testDocker(t *testing.T, ex *exported) {
 	// vllm bench writes to the container's /tmp/<container> (WLC_BENCH_DIR's
 	// default), which is the host's with the fake docker.
 	t.Cleanup(func() { os.RemoveAll("/tmp/wlc-e2e_docker-" + j.id) })
-	j.run(t, ex.steps["e2e_docker"].Command, 420*time.Second)
+	j.run(t, ex.steps["e2e_docker"].Command, stepTimeout)
 	j.wantExit(t, 0)
 	j.wantOutput(t, "server ready after", "done bench sweep-conc-1", "done bench sweep-conc-4", "done bench chat-conc-2",
 		"done lm_eval gsm8k", "done bfcl", "stopping and removing container")
@@ -627,7 +628,7 @@ func testK8s(t *testing.T, ex *exported) {
 	}
 
 	j := newJob(t, ex, "e2e_k8s", podEnv...)
-	j.run(t, s.Command, 420*time.Second)
+	j.run(t, s.Command, stepTimeout)
 	j.wantExit(t, 0)
 	j.wantOutput(t, "server ready after", "done bench sweep-conc-4", "done lm_eval gsm8k", "done bfcl", "stopping the server (process group")
 	j.checkResults(t)
@@ -653,7 +654,7 @@ func testK8s(t *testing.T, ex *exported) {
 func slurmJob(t *testing.T, c *slurmtest.Cluster, ex *exported, name string, extra ...string) (*job, string) {
 	t.Helper()
 	j := newJob(t, ex, name, append([]string{"SLURM_CONF=" + c.Conf, "HF_TOKEN=" + secret}, extra...)...)
-	j.run(t, ex.steps[name].Command, 420*time.Second)
+	j.run(t, ex.steps[name].Command, stepTimeout)
 	m := regexp.MustCompile(`wlc: Slurm job (\d+);`).FindStringSubmatch(j.out)
 	if m == nil {
 		t.Fatalf("the step names no Slurm job:\n%s", j.out)
@@ -776,3 +777,8 @@ func testSlurmServerDies(t *testing.T, c *slurmtest.Cluster, ex *exported) {
 	j.checkSecret(t)
 	j.noLeftovers(t)
 }
+
+// stepTimeout bounds one step's run: about a minute on an idle machine
+// (client tools installed, every bench and eval against the stubs), far
+// more on a loaded one.
+const stepTimeout = 7 * time.Minute

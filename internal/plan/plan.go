@@ -2,10 +2,11 @@
 // runs where, with which image, environment and exact argv. Backends
 // consume only this form; they never see CUE or the filesystem.
 //
-// Argv tokens may contain two placeholders that only the runner knows:
-// BaseURL ("{base_url}", the server's http://host:port) and ResultsDir
-// ("{results_dir}", the workload's results directory). A backend renders
-// them as references to its own runtime variables.
+// Argv tokens may contain placeholders that only the runner knows:
+// BaseURL ("{base_url}", the server's http://host:port), ResultsDir
+// ("{results_dir}", the workload's results directory, as the clients see
+// it) and DataDir ("{data_dir}", where prepared datasets are kept). A
+// backend renders them as references to its own runtime variables.
 package plan
 
 import "github.com/wlcdev/wlc/schema"
@@ -14,6 +15,7 @@ import "github.com/wlcdev/wlc/schema"
 const (
 	BaseURL    = "{base_url}"
 	ResultsDir = "{results_dir}"
+	DataDir    = "{data_dir}"
 )
 
 // Workload is one resolved workload.
@@ -63,10 +65,16 @@ type Workload struct {
 	// Port is fixed by the workload, or 0: the runner picks a free one.
 	Port int `json:"port,omitempty"`
 
-	Serve  Serve       `json:"serve"`
-	Bench  []BenchRun  `json:"bench,omitempty"`
-	LMEval []LMEvalRun `json:"lm_eval,omitempty"`
-	BFCL   *BFCLRun    `json:"bfcl,omitempty"`
+	Serve Serve `json:"serve"`
+	// Tools are the client programs the steps need, checked (and
+	// installed unless the image ships them) before the server starts.
+	Tools []Tool `json:"tools,omitempty"`
+	// Datasets are prepared once, before the bench runs that read them.
+	Datasets []Dataset   `json:"datasets,omitempty"`
+	Bench    []BenchRun  `json:"bench,omitempty"`
+	LMEval   []LMEvalRun `json:"lm_eval,omitempty"`
+	// BFCL has one run per test category, in the workload's order.
+	BFCL []BFCLRun `json:"bfcl,omitempty"`
 	// Disagg is set when prefill and decode instances serve behind a
 	// router (the results are disaggregated); Serve then holds only the
 	// options every instance shares.
@@ -185,6 +193,9 @@ type BenchRun struct {
 	// only file when Repetitions is 1).
 	RunFiles []string `json:"run_files"`
 	Result   string   `json:"result"`
+	// Dataset is the prepared dataset the run reads, if any.
+	// (Workload.Datasets lists it for show.)
+	Dataset *Dataset `json:"-"`
 }
 
 // LMEvalRun is one lm-evaluation-harness task.
@@ -193,16 +204,33 @@ type LMEvalRun struct {
 	// OutputDir is where lm_eval writes (--output_path), relative to the
 	// results directory.
 	OutputDir string `json:"output_dir"`
-	// Argv is the whole command, starting with lm_eval.
+	// Argv is the whole command, starting with python3 -m lm_eval: the
+	// interpreter the job checked lm_eval imports with, whatever bin
+	// directory pip put the lm_eval script in.
 	Argv []string `json:"argv"`
 }
 
-// BFCLRun runs the BFCL categories: generate, then evaluate.
+// Dataset is a benchmark dataset the job prepares where the bench runs.
+type Dataset struct {
+	// Name is speed_bench/<subset>[/<category>].
+	Name     string `json:"name"`
+	Subset   string `json:"subset"`
+	Category string `json:"category,omitempty"`
+	// Path is the directory the runs read (--dataset-path), under
+	// DataDir; the preparation writes <Path>/<Subset>.jsonl there.
+	Path string `json:"path"`
+}
+
+// BFCLRun is one BFCL test category (or group) run the way BFCL runs: the
+// served model registered for BFCL's OpenAI-compatible handler, `bfcl
+// generate`, then `bfcl evaluate`, the scores written in lm_eval's results
+// format. backends/runner's driver (bfcl.py) does it from Argv's options.
 type BFCLRun struct {
-	Categories []string `json:"categories"`
-	Env        []EnvVar `json:"env"`
-	Generate   []string `json:"generate"`
-	Evaluate   []string `json:"evaluate"`
+	Category         string `json:"category"`
+	MaxTestCases     int    `json:"max_test_cases,omitempty"`
+	MaximumStepLimit int    `json:"maximum_step_limit"`
+	// Argv are the driver's options.
+	Argv []string `json:"argv"`
 }
 
 // RecipeOrigin says which rendering of an upstream vLLM recipe a workload's

@@ -123,7 +123,7 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 		p.LMEval = lmEvalRuns(w)
 	}
 	if w.BFCL != nil && !p.BenchOnly {
-		p.BFCL = bfclRun(w)
+		p.BFCL = bfclRuns(w)
 	}
 	if w.IdleGPUs != nil {
 		p.IdleGPUs, p.IdleReason = w.IdleGPUs.Count, w.IdleGPUs.Reason
@@ -132,6 +132,8 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	for _, s := range w.CustomSteps {
 		p.Custom = append(p.Custom, customRun(w, s))
 	}
+	p.Datasets = datasets(p.Bench)
+	p.Tools = tools(p, prof)
 	p.Ingest = ingestTags(p)
 	if w.DashboardName != "" {
 		p.Ingest.Workload = w.DashboardName
@@ -337,7 +339,8 @@ func sglangBenchRuns(w schema.Workload) []BenchRun {
 func benchRuns(w schema.Workload) []BenchRun {
 	var out []BenchRun
 	for _, c := range w.VLLMBench.AllConfigs() {
-		out = append(out, lengths(c.InputLen, c.OutputLen, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
+		var ds *Dataset
+		runs := lengths(c.InputLen, c.OutputLen, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
 			args := []string{"--model", w.Model}
 			if c.Backend != "" {
 				args = append(args, "--backend", c.Backend)
@@ -347,11 +350,17 @@ func benchRuns(w schema.Workload) []BenchRun {
 			}
 			switch c.Dataset {
 			case "speed_bench":
-				args = append(args, "--dataset-name", "speed_bench", "--speed-bench-dataset-subset", c.SpeedBenchDatasetSubset)
+				// vLLM's SpeedBench reads <dataset-path>/<subset>.jsonl, which
+				// the job prepares (it does not download the dataset), and
+				// counts tokens on the server: SPEED-Bench's client-side chat
+				// template breaks for models without one (perf-eval).
+				ds = speedBench(c.SpeedBenchDatasetSubset, c.SpeedBenchCategory)
+				args = append(args, "--dataset-name", "speed_bench", "--dataset-path", ds.Path,
+					"--speed-bench-dataset-subset", c.SpeedBenchDatasetSubset)
 				if c.SpeedBenchCategory != "" {
 					args = append(args, "--speed-bench-category", c.SpeedBenchCategory)
 				}
-				args = append(args, "--speed-bench-output-len", strconv.Itoa(c.OutputLen))
+				args = append(args, "--speed-bench-output-len", strconv.Itoa(c.OutputLen), "--skip-tokenizer-init")
 			default:
 				args = append(args, "--dataset-name", "random",
 					"--random-input-len", strconv.Itoa(c.InputLen),
@@ -363,7 +372,11 @@ func benchRuns(w schema.Workload) []BenchRun {
 				args = append(args, "--trust-remote-code")
 			}
 			return append(args, BenchArgs(c.Args)...)
-		}))...)
+		}))
+		for i := range runs {
+			runs[i].Dataset = ds
+		}
+		out = append(out, runs...)
 	}
 	return out
 }
@@ -428,7 +441,7 @@ func lmEvalRuns(w schema.Workload) []LMEvalRun {
 			Task:      t.Name,
 			OutputDir: dir,
 			Argv: []string{
-				"lm_eval", "--model", "local-completions",
+				"python3", "-m", "lm_eval", "--model", "local-completions",
 				"--model_args", strings.Join(kv, ","),
 				"--tasks", t.Name,
 				"--num_fewshot", strconv.Itoa(t.NumFewshot),
@@ -440,28 +453,76 @@ func lmEvalRuns(w schema.Workload) []LMEvalRun {
 	return out
 }
 
-func bfclRun(w schema.Workload) *BFCLRun {
+func bfclRuns(w schema.Workload) []BFCLRun {
 	b := w.BFCL
-	cats := strings.Join(b.TestCategories, ",")
-	env := []EnvVar{
-		{Name: "BFCL_PROJECT_ROOT", Value: ResultsDir + "/bfcl"},
-		{Name: "OPENAI_BASE_URL", Value: BaseURL + "/v1"},
+	var out []BFCLRun
+	for _, c := range b.TestCategories {
+		r := BFCLRun{Category: c, MaximumStepLimit: b.MaximumStepLimit}
+		switch m := b.MaxTestCases.(type) {
+		case int:
+			r.MaxTestCases = m
+		case int64:
+			r.MaxTestCases = int(m)
+		case float64:
+			r.MaxTestCases = int(m)
+		case map[string]any:
+			if v, ok := m[c]; ok {
+				r.MaxTestCases = toInt(v)
+			}
+		}
+		r.Argv = []string{
+			"--model", w.Model,
+			"--category", c,
+			"--base-url", BaseURL,
+			"--results-dir", ResultsDir,
+			"--num-threads", strconv.Itoa(b.NumThreads),
+			"--temperature", cmdline.Token(b.Temperature),
+			"--maximum-step-limit", strconv.Itoa(b.MaximumStepLimit),
+		}
+		if r.MaxTestCases > 0 {
+			r.Argv = append(r.Argv, "--max-test-cases", strconv.Itoa(r.MaxTestCases))
+		}
+		out = append(out, r)
 	}
-	if b.MaximumStepLimit > 0 {
-		env = append(env, EnvVar{Name: "BFCL_MAXIMUM_STEP_LIMIT", Value: strconv.Itoa(b.MaximumStepLimit)})
+	return out
+}
+
+func toInt(v any) int {
+	switch x := v.(type) {
+	case int:
+		return x
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
 	}
-	if b.MaxTestCases != nil {
-		env = append(env, EnvVar{Name: "BFCL_MAX_TEST_CASES", Value: cmdline.Token(b.MaxTestCases)})
+	return 0
+}
+
+// datasets are the SPEED-Bench parts the bench runs read, each once, in
+// the order of the first run reading it.
+func datasets(runs []BenchRun) []Dataset {
+	var out []Dataset
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.Dataset == nil || seen[r.Dataset.Name] {
+			continue
+		}
+		seen[r.Dataset.Name] = true
+		out = append(out, *r.Dataset)
 	}
-	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
-	return &BFCLRun{
-		Categories: b.TestCategories,
-		Env:        env,
-		Generate: []string{"bfcl", "generate", "--model", w.Model, "--test-category", cats,
-			"--num-threads", strconv.Itoa(b.NumThreads), "--temperature", cmdline.Token(b.Temperature),
-			"--skip-server-setup"},
-		Evaluate: []string{"bfcl", "evaluate", "--model", w.Model, "--test-category", cats},
+	return out
+}
+
+// speedBench is where a SPEED-Bench part is prepared: perf-eval's layout,
+// <data dir>/<subset>[-<category>].
+func speedBench(subset, category string) *Dataset {
+	d := &Dataset{Name: "speed_bench/" + subset, Subset: subset, Category: category, Path: DataDir + "/speed_bench/" + subset}
+	if category != "" {
+		d.Name += "/" + category
+		d.Path += "-" + category
 	}
+	return d
 }
 
 func pyLiteral(v any) string {

@@ -8,9 +8,13 @@
 //	             sglang.bench_serving` run
 //	python3      an interpreter with sglang installed: -m sglang.<module> runs
 //	             the sglang stub, anything else the next python3 on PATH
-//	lm_eval      sends one completion, writes results_<date>.json (and samples)
-//	bfcl         bfcl generate / evaluate against OPENAI_BASE_URL
+//	lm_eval      lm-eval's command line (argparse's rules); one completion
+//	             per task, results as lm-eval writes them
+//	bfcl         BFCL's command line (click's rules) and model table:
+//	             generate / evaluate against OPENAI_BASE_URL, BFCL's scores
 //	docker       a fake docker CLI running the stub vllm as the "container"
+//	python/      Python stand-ins: lm_eval and bfcl_eval packages that run
+//	             the two above, and a fake pip (python/README.md)
 //
 // Build them with Build; put the directory first on PATH. Every stub
 // records how it was called (argv, env, pid) as JSON in $WLC_STUB_LOG (one
@@ -85,6 +89,8 @@
 // --result-filename. Sends num-prompts requests, at most max-concurrency at
 // once, and writes the result JSON with vLLM's field names (completed,
 // failed, request_throughput, output_throughput, mean_ttft_ms, ...).
+// With --dataset-name speed_bench, <--dataset-path>/<subset>.jsonl must
+// exist (vLLM reads it and downloads nothing).
 // WLC_STUB_BENCH_FAIL=<code> exits with that code (1 for any non-number)
 // before sending anything.
 package stub

@@ -63,8 +63,11 @@ type Job struct {
 }
 
 // NewJob lowers w through b into a fresh directory and prepares the
-// environment: stubs first on PATH, a unique BUILDKITE_JOB_ID, fast polls,
-// HF_TOKEN set. extra is appended to the environment.
+// environment: stubs first on PATH, a python3 whose image has none of the
+// client tools and whose pip installs the stub ones (internal/stub/python),
+// datasets prepared in the sandbox from the stub SPEED-Bench preparation,
+// a unique BUILDKITE_JOB_ID, fast polls, HF_TOKEN set. extra is appended to
+// the environment (a later entry wins).
 func NewJob(t testing.TB, b backends.Backend, w plan.Workload, extra ...string) *Job {
 	t.Helper()
 	bin := Stubs(t)
@@ -78,19 +81,36 @@ func NewJob(t testing.TB, b backends.Backend, w plan.Workload, extra ...string) 
 	if err := os.WriteFile(j.Script, arts[0].Data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	j.Env = append([]string{
-		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"WLC_STUB_LOG=" + j.StubLog,
-		"WLC_FAKE_DOCKER_STATE=" + j.DockerState,
-		"WLC_BENCH_DIR=" + filepath.Join(dir, "container-bench"),
-		"BUILDKITE_JOB_ID=" + fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()),
+	j.Env = append(append([]string{
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, ClientEnv(bin, dir)...),
+		"WLC_STUB_LOG="+j.StubLog,
+		"WLC_FAKE_DOCKER_STATE="+j.DockerState,
+		"WLC_BENCH_DIR="+filepath.Join(dir, "container-bench"),
+		"BUILDKITE_JOB_ID="+fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()),
 		"WLC_POLL_S=0.1",
 		"WLC_STOP_TIMEOUT_S=5",
 		"HF_TOKEN=hf-secret-value",
 		"WLC_TEST_SECRET=second-secret",
 		"WLC_PORT=", "SLURM_JOB_ID=", "WLC_RUN_ID=", "WLC_RESULTS_DIR=",
-	}, extra...)
+	)
+	j.Env = append(j.Env, extra...)
 	return j
+}
+
+// ClientEnv is the environment of the place a job's clients run, in the
+// tests (bin is the stubs' directory, dir a sandbox): python3 has none of
+// the client tools and its pip installs the stub ones into dir/pip-site
+// (internal/stub/python), pip is retried at once, and SPEED-Bench is
+// prepared in dir/data by the stub NeMo-Skills preparation.
+func ClientEnv(bin, dir string) []string {
+	site := filepath.Join(dir, "pip-site")
+	return []string{
+		"PYTHONPATH=" + stub.Python(bin, site),
+		"WLC_STUB_PIP_SITE=" + site,
+		"WLC_TOOLS_RETRY_S=0",
+		"WLC_DATA_DIR=" + filepath.Join(dir, "data"),
+		"WLC_SPEED_BENCH_PREPARE_URL=file://" + filepath.Join(bin, "python", "speed_bench_prepare.py"),
+	}
 }
 
 // Run runs the job's script (at most timeout).
@@ -193,22 +213,36 @@ func (j *Job) CheckBenchResults(t testing.TB) {
 	}
 }
 
-// CheckEvalResults asserts the lm_eval and bfcl results exist.
+// CheckEvalResults asserts every lm_eval task and every BFCL category left
+// an lm_eval results file in the results directory (lm_eval/<task>/, the
+// BFCL ones as task bfcl_<category>) with the task's scores.
 func (j *Job) CheckEvalResults(t testing.TB) {
 	t.Helper()
-	var want []string
+	var tasks []string
 	for _, l := range j.W.LMEval {
-		got, _ := filepath.Glob(filepath.Join(j.Results(), filepath.FromSlash(l.OutputDir), "*", "results_*.json"))
-		if len(got) != 1 {
-			t.Errorf("lm_eval %s: %d results_*.json files under %s/*/, want 1", l.Task, len(got), l.OutputDir)
+		tasks = append(tasks, l.Task)
+	}
+	for _, b := range j.W.BFCL {
+		tasks = append(tasks, "bfcl_"+b.Category)
+	}
+	for _, task := range tasks {
+		files, _ := filepath.Glob(filepath.Join(j.Results(), "lm_eval", task, "*", "results_*.json"))
+		more, _ := filepath.Glob(filepath.Join(j.Results(), "lm_eval", task, "results_*.json"))
+		files = append(files, more...)
+		if len(files) != 1 {
+			t.Errorf("lm_eval/%s: %d results files, want 1 (%v)", task, len(files), files)
+			continue
 		}
-	}
-	if j.W.BFCL != nil {
-		want = append(want, "bfcl/result/generate.json", "bfcl/score/score.json")
-	}
-	for _, f := range want {
-		if _, err := os.Stat(filepath.Join(j.Results(), f)); err != nil {
-			t.Errorf("eval result missing: %v", err)
+		data, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		var r struct {
+			Results map[string]map[string]any `json:"results"`
+		}
+		if err := json.Unmarshal(data, &r); err != nil || len(r.Results[task]) == 0 {
+			t.Errorf("%s: no results for %s (%v): %s", files[0], task, err, data)
 		}
 	}
 }

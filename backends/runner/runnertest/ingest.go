@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -88,6 +89,36 @@ func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) 
 			t.Errorf("lm_eval %s: %d eval rows, want %d", l.Task, seen, n)
 		}
 		want += n
+	}
+	// BFCL: one results row per score its driver listed (the category,
+	// and for a group each leaf), the data as written, no samples.
+	for _, b := range j.W.BFCL {
+		list, err := os.ReadFile(filepath.Join(j.Results(), "bfcl", b.Category, "lm_eval_tasks.txt"))
+		if err != nil {
+			t.Errorf("bfcl %s: no score list: %v", b.Category, err)
+			continue
+		}
+		tasks := strings.Fields(string(list))
+		if !slices.Contains(tasks, "bfcl_"+b.Category) {
+			t.Errorf("bfcl %s: score list %q lacks bfcl_%s", b.Category, tasks, b.Category)
+		}
+		for _, task := range tasks {
+			files, _ := filepath.Glob(filepath.Join(j.Results(), "lm_eval", task, "results_*.json"))
+			seen := 0
+			for _, r := range evals {
+				if r.Body["task"] != task || r.Body["workload"] != j.W.Ingest.Workload {
+					continue
+				}
+				seen++
+				if r.Body["kind"] != "results" || len(files) != 1 || !reflect.DeepEqual(r.Body["data"], readJSON(t, files[0])) {
+					t.Errorf("bfcl row of %s: kind %v, data differs from %v", task, r.Body["kind"], files)
+				}
+			}
+			if seen != 1 {
+				t.Errorf("bfcl %s: %d eval rows, want 1", task, seen)
+			}
+			want++
+		}
 	}
 	if len(evals) != want {
 		t.Errorf("%d eval rows, want %d", len(evals), want)

@@ -1,6 +1,7 @@
 package runnertest
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,8 +59,16 @@ func CheckInjection(t testing.TB, j *Job, res Result) {
 		if m, _ := stub.Flag(bf[0].Argv, "--model"); m != model {
 			t.Errorf("bfcl %s --model %q, want %q", mode, m, model)
 		}
-		if root := bf[0].Env["BFCL_PROJECT_ROOT"]; root != filepath.Join(j.Results(), "bfcl") {
-			t.Errorf("BFCL_PROJECT_ROOT %q", root)
+		cat := j.W.BFCL[0].Category
+		if root := bf[0].Env["BFCL_PROJECT_ROOT"]; !filepath.IsAbs(root) || !strings.HasSuffix(root, "/bfcl/"+cat) {
+			t.Errorf("BFCL_PROJECT_ROOT %q, want <results as the clients see them>/bfcl/%s", root, cat)
+		}
+		// Registered under its verbatim name, for the OpenAI-compatible handler.
+		var table map[string]struct {
+			Handler string `json:"handler"`
+		}
+		if err := json.Unmarshal([]byte(bf[0].Env["WLC_STUB_BFCL_MODELS"]), &table); err != nil || table[model].Handler != "OpenAICompletionsHandler" {
+			t.Errorf("bfcl %s: model table %s (%v) lacks %q with OpenAICompletionsHandler", mode, bf[0].Env["WLC_STUB_BFCL_MODELS"], err, model)
 		}
 	}
 	if pwned, _ := filepath.Glob("/tmp/wlc-pwned-*"); len(pwned) > 0 {

@@ -61,9 +61,9 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 			}
 		}
 		for _, l := range w.LMEval {
-			// lm_eval writes <output_path>/<model>/results_<date>.json.
-			if got, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(l.OutputDir), "*", "results_*.json")); len(got) != 1 {
-				t.Errorf("backend %s: lm_eval %s: %d results_*.json files, want 1", r.Backend, l.Task, len(got))
+			// lm-eval writes <output_path>/<model>/results_<time>.json.
+			if fs, _ := filepath.Glob(filepath.Join(dir, "lm_eval", l.Task, "*", "results_*.json")); len(fs) != 1 {
+				t.Errorf("backend %s: %d lm_eval results files for %s", r.Backend, len(fs), l.Task)
 			}
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, w.Sweep.Kind+"_backend.txt")); err != nil || (r.Backend != "default" && strings.TrimSpace(string(data)) != r.Backend) {

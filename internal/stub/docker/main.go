@@ -5,17 +5,21 @@
 //
 //	run -d [opts] IMAGE [ARG...]  starts the image's entrypoint with ARG...
 //	                              from PATH as the "container" (`vllm serve`;
-//	                              none for an sglang image: ARG... is the command),
+//	                              none for an sglang image: ARG... is the
+//	                              command; --entrypoint E runs `E ARG...`),
 //	                              env from -e only (NAME=value, or NAME taken
-//	                              from this process) plus PATH, HOME and
-//	                              WLC_STUB_*, -p host and container
-//	                              ports must match; prints the id
+//	                              from this process) plus PATH, HOME,
+//	                              PYTHONPATH (the image's Python packages) and
+//	                              WLC_STUB_*, -p host and container ports
+//	                              must match; prints the id
 //	exec [-i] [-e K=V] NAME CMD   runs CMD with the container's env
 //	logs [-f] [--tail N] NAME     the container's output
 //	inspect -f TEMPLATE NAME      {{.State.Running}} {{.State.ExitCode}}
 //	                              {{.State.Status}} {{.Name}} {{.Id}}
 //	stop [-t N] NAME, kill NAME, rm [-f] NAME, wait NAME
-//	cp NAME:PATH DEST | SRC NAME:PATH  (the container shares the host's files)
+//	cp NAME:PATH DEST | SRC NAME:PATH  (the container shares the host's
+//	                              files; a directory is copied whole, and
+//	                              SRC/. copies its content into DEST)
 //	pull IMAGE                    WLC_FAKE_DOCKER_PULL_FAIL=1 fails it
 //
 // Each container lives in $WLC_FAKE_DOCKER_STATE/containers/NAME while it
@@ -152,7 +156,7 @@ var runBool = map[string]bool{"-d": true, "--detach": true, "--rm": true, "--ini
 	"--privileged": true, "-i": true, "-t": true, "-it": true}
 
 func run(args []string) {
-	var name string
+	var name, ep string
 	var env []string
 	detached := false
 	i := 0
@@ -193,7 +197,7 @@ func run(args []string) {
 				fatal(125, "invalid volume specification: "+val)
 			}
 		case "--entrypoint":
-			fatal(125, "fake docker: --entrypoint is not supported")
+			ep = val
 		}
 	}
 	if !detached {
@@ -206,6 +210,9 @@ func run(args []string) {
 		name = fmt.Sprintf("fake_%d", time.Now().UnixNano())
 	}
 	image, cmd := args[i], append(entrypoint(args[i]), args[i+1:]...)
+	if ep != "" {
+		cmd = append([]string{ep}, args[i+1:]...)
+	}
 	if len(cmd) == 0 {
 		fatal(125, "docker: Error response from daemon: no command specified")
 	}
@@ -215,9 +222,10 @@ func run(args []string) {
 	if err := os.Mkdir(dir(name), 0o755); err != nil {
 		fatal(125, fmt.Sprintf("docker: Error response from daemon: Conflict. The container name %q is already in use.", "/"+name))
 	}
-	// A container sees only its -e variables, PATH and HOME, plus the
-	// WLC_STUB_* knobs (and WLC_STUB_LOG) a test sets for the stub server.
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	// A container sees only its -e variables, PATH, HOME and PYTHONPATH
+	// (what the image has), plus the WLC_STUB_* knobs (and WLC_STUB_LOG) a
+	// test sets for the stubs.
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PYTHONPATH=" + os.Getenv("PYTHONPATH")}
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "WLC_STUB_") {
 			base = append(base, kv)
@@ -546,38 +554,62 @@ func cp(args []string) {
 			*p = path
 		}
 	}
-	sfi, err := os.Stat(src)
+	fi, err := os.Stat(src)
 	if err != nil {
 		fatal(1, "Error response from daemon: Could not find the file "+src+" in container")
 	}
-	if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
-		dst = filepath.Join(dst, filepath.Base(src))
-	}
-	if sfi.IsDir() {
-		// As docker cp: a directory is copied with its contents; a
-		// destination that does not exist becomes the copy.
-		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+	if fi.IsDir() {
+		// docker: SRC/. copies the content; otherwise SRC becomes DEST,
+		// or DEST/<base of SRC> when DEST is a directory.
+		if !strings.HasSuffix(src, "/.") {
+			if di, err := os.Stat(dst); err == nil && di.IsDir() {
+				dst = filepath.Join(dst, filepath.Base(src))
+			}
+		} else if di, err := os.Stat(dst); err != nil || !di.IsDir() {
+			fatal(1, "Error response from daemon: "+dst+" is not a directory")
+		}
+		if err := copyOver(src, dst); err != nil {
 			fatal(1, err.Error())
 		}
 		return
 	}
-	copyFile(src, dst)
+	if di, err := os.Stat(dst); err == nil && di.IsDir() {
+		dst = filepath.Join(dst, filepath.Base(src))
+	}
+	if err := copyFile(src, dst); err != nil {
+		fatal(1, err.Error())
+	}
 }
 
-func copyFile(src, dst string) {
+// copyOver copies every file of src into dst, replacing what is there
+// (docker cp overwrites; os.CopyFS stops at existing files).
+func copyOver(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		return copyFile(p, target)
+	})
+}
+
+func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
-		fatal(1, "Error response from daemon: Could not find the file "+src+" in container")
+		return err
 	}
 	defer in.Close()
 	out, err := os.Create(dst)
 	if err != nil {
-		fatal(1, err.Error())
+		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		fatal(1, err.Error())
+		out.Close()
+		return err
 	}
-	if err := out.Close(); err != nil {
-		fatal(1, err.Error())
-	}
+	return out.Close()
 }

@@ -264,6 +264,16 @@ func bench(args []string) int {
 	if !ok {
 		backend = "vllm"
 	}
+	// SPEED-Bench is read from <dataset-path>/<subset>.jsonl, which vLLM
+	// does not download.
+	if ds, _ := stub.Flag(args, "--dataset-name"); ds == "speed_bench" {
+		dir, _ := stub.Flag(args, "--dataset-path")
+		subset, _ := stub.Flag(args, "--speed-bench-dataset-subset")
+		if fi, err := os.Stat(filepath.Join(dir, subset+".jsonl")); err != nil || fi.Size() == 0 {
+			fmt.Fprintf(os.Stderr, "stub vllm bench serve: speed_bench needs %s/%s.jsonl (--dataset-path, --speed-bench-dataset-subset)\n", dir, subset)
+			return 1
+		}
+	}
 	prompts := intFlag(args, "--num-prompts", 1000)
 	conc := intFlag(args, "--max-concurrency", prompts)
 	if conc <= 0 {

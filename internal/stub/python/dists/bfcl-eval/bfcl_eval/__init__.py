@@ -1,0 +1,1 @@
+# stub bfcl_eval (see internal/stub/python/README.md)

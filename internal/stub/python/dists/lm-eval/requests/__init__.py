@@ -1,0 +1,1 @@
+# stub: part of lm-eval[api]
