@@ -221,7 +221,7 @@ func (b *Backend) step(w plan.Workload, opts backends.Options) (*pipeline.Comman
 	}
 
 	s := &pipeline.CommandStep{
-		Label: emoji(w) + " " + w.Name,
+		Label: emoji(w) + " " + w.RunName,
 		RemainingFields: map[string]any{
 			"agents":             agents,
 			"timeout_in_minutes": w.TimeoutMinutes,

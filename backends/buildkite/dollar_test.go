@@ -23,6 +23,7 @@ const weird = `$HOME ${X:-y} ${#A[@]} '"quoted"'`
 func dockerWorkload(name string, env ...plan.EnvVar) plan.Workload {
 	return plan.Workload{
 		Name:           name,
+		RunName:        name,
 		Profile:        schema.Profile{Name: "H200", Runtime: "docker", Queue: "H200", Docker: &schema.DockerHost{}},
 		Hardware:       schema.Hardware{Name: "H200", Vendor: "nvidia"},
 		Platform:       "cuda",

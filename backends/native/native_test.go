@@ -224,14 +224,18 @@ func TestInjection(t *testing.T) {
 func TestSGLangEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sglang.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=0.5")
-	res := j.Run(t, 180*time.Second)
+	srv := ingesttest.New(t, "tok-sglang")
+	j := runnertest.NewJob(t, native.Backend{}, w, append(srv.Env(), "WLC_STUB_STARTUP_DELAY=0.5")...)
+	res := j.Run(t, jobTimeout)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
 	wantOutput(t, res, "starting python3 -m sglang.launch_server", "server ready after", "done bench 128-in-16-out-conc-4", "done lm_eval gsm8k", "stopping the server (process group")
 	j.CheckBenchResults(t)
 	j.CheckEvalResults(t)
+	// bench_serving's rows, tagged framework sglang (perf-eval's SGLang
+	// branch), with its own throughput fields.
+	j.CheckIngest(t, srv, false)
 	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
 		t.Errorf("%d bench_serving invocations, want %d", got, want)
 	}

@@ -17,7 +17,8 @@
 #   check SHAPES DEFINITION         check each JSON row on stdin (one a line) against
 #                                   DEFINITION: prints "ok" or why not, per row
 #
-# NIGHTLY=1 tags rows nightly; BUILDKITE_* variables tag eval rows.
+# NIGHTLY=1 tags rows nightly; BUILDKITE_* variables tag eval rows;
+# WLC_SWEEP_DIR (a backend sweep's folder) is part of their source_file.
 import datetime
 import json
 import math
@@ -133,15 +134,18 @@ def perf(shapes, row, result):
         return
     gpus = max(int(row["gpu_count"]), 1)
     try:
-        total = float(raw.get("total_token_throughput", 0) or 0)
+        # sglang.bench_serving's row says total_throughput and reports its
+        # input throughput (perf-eval's SGLang branch read both).
+        total = float(raw.get("total_token_throughput", raw.get("total_throughput", 0)) or 0)
         output = float(raw.get("output_throughput", 0) or 0)
+        inp = float(raw.get("input_throughput", total - output) or 0)
         out = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")}
         out.update(row)
         out["conc"] = int(raw.get("max_concurrency") or row["conc"])
         out["model"] = raw.get("model_id") or row["model"]
         out["tput_per_gpu"] = total / gpus
         out["output_tput_per_gpu"] = output / gpus
-        out["input_tput_per_gpu"] = (total - output) / gpus
+        out["input_tput_per_gpu"] = inp / gpus
     except (TypeError, ValueError) as e:
         problem("%s: unreadable throughput or concurrency: %s" % (result, e))
         return
@@ -188,7 +192,7 @@ def evals(shapes, meta, root, samples):
     md = eval_meta(meta)
 
     def source(path):
-        return meta["source_dir"] + "/" + os.path.relpath(path, root).replace(os.sep, "/")
+        return source_dir(meta) + "/" + os.path.relpath(path, root).replace(os.sep, "/")
 
     results = found(root, "results_", ".json")
     if not results:
@@ -212,7 +216,7 @@ def bfcl(shapes, meta, root):
         problem("%s: BFCL wrote no score list for %s: %s" % (manifest, category, e.strerror or e))
         return
     for task in tasks:
-        m = dict(meta, task=task, source_dir=meta["source_dir"] + "/lm_eval/" + task)
+        m = dict(meta, task=task, dir="lm_eval/" + task)
         evals(shapes, m, os.path.join(root, "lm_eval", task), False)
 
 
@@ -243,6 +247,13 @@ def sample_batches(shapes, md, path, src):
             size += b + 1
     if batch:
         emit(shapes, "#EvalSamplesRow", dict(head, samples=batch), path)
+
+
+def source_dir(meta):
+    # The results path, a backend sweep's folder (the run writes under
+    # <results>/<backend folder>/), then the step's directory.
+    parts = [meta["results_path"], os.environ.get("WLC_SWEEP_DIR", ""), meta.get("dir", "")]
+    return "/".join(p.strip("/") for p in parts if p.strip("/"))
 
 
 def main(argv):

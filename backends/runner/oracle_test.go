@@ -71,6 +71,9 @@ func TestPerfEvalOracle(t *testing.T) {
 				"--gpus-per-node", "4", "--dp-attention", "false", "--disagg", "false", "--spec-decoding", "false"}},
 		{name: "pd", branch: "pd-slurm", w: w("slurm/pd_two_node.txtar", "pd_two_node"), noAuth: true,
 			args: []string{"--gpu-count", "8", "--disagg", "--is-multinode"}},
+		// perf-eval's SGLang branch: bench_serving's row, --framework sglang.
+		{name: "sglang", branch: "sglang", w: w("native/sglang.txtar", "glm_5_2_sglang_b300"), noAuth: true,
+			args: []string{"--framework", "sglang"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if len(c.w.Bench) == 0 {
@@ -82,7 +85,11 @@ func TestPerfEvalOracle(t *testing.T) {
 			r := c.w.Bench[0]
 			res := filepath.Join(dir, "results", c.w.Name)
 			os.MkdirAll(res, 0o755)
-			writeJSON(t, filepath.Join(res, r.Result), rawBenchResult(c.w.Model, r))
+			raw := rawBenchResult(c.w.Model, r)
+			if c.w.Engine == "sglang" {
+				raw = rawSGLangResult(r)
+			}
+			writeJSON(t, filepath.Join(res, r.Result), raw)
 
 			// perf-eval: run.sh's ingest_perf.py call, tp = TP × DP.
 			s := c.w.Serve
@@ -376,6 +383,32 @@ func compare(t *testing.T, theirs, ours map[string]any, added, changed []string)
 
 // rawBenchResult is a `vllm bench serve --save-result` file of run r, with
 // the fields vLLM writes (percentiles 99 of ttft, tpot, itl, e2el).
+// rawSGLangResult is the row sglang.bench_serving appends to its
+// --output-file (bench_serving.py's result dict), for run r.
+func rawSGLangResult(r plan.BenchRun) map[string]any {
+	n, dur := r.NumPrompts, 42.5
+	out := map[string]any{
+		"backend": "sglang", "dataset_name": "random", "request_rate": "inf", "max_concurrency": r.MaxConcurrency,
+		"sharegpt_output_len": nil, "random_input_len": r.InputLen, "random_output_len": r.OutputLen, "random_range_ratio": 1.0,
+		"duration": dur, "completed": n, "total_input_tokens": n * r.InputLen, "total_output_tokens": n * r.OutputLen,
+		"total_output_tokens_retokenized": n * r.OutputLen, "request_throughput": float64(n) / dur,
+		"input_throughput": float64(n*r.InputLen) / dur, "output_throughput": float64(n*r.OutputLen) / dur,
+		"output_throughput_retokenized": float64(n*r.OutputLen) / dur,
+		"total_throughput":              float64(n*(r.InputLen+r.OutputLen)) / dur,
+		"total_throughput_retokenized":  float64(n*(r.InputLen+r.OutputLen)) / dur,
+		"concurrency":                   float64(r.MaxConcurrency) * 0.97, "accept_length": nil,
+	}
+	for i, m := range []string{"e2e_latency", "ttft", "tpot", "itl"} {
+		base := float64(10*(i+1)) + 0.25
+		out["mean_"+m+"_ms"] = base
+		out["median_"+m+"_ms"] = base * 0.9
+		out["std_"+m+"_ms"] = base / 7
+		out["p99_"+m+"_ms"] = base * 3
+	}
+	out["p95_itl_ms"] = 12.5
+	return out
+}
+
 func rawBenchResult(model string, r plan.BenchRun) map[string]any {
 	n := r.NumPrompts
 	dur := 61.25

@@ -444,16 +444,15 @@ func BFCLIngest(w plan.Workload, r plan.BFCLRun) (string, error) {
 // ingest tool's command, META the row fields known at export, DIR (under
 // the results directory) where the tool reads.
 func evalIngest(w plan.Workload, name, mode, task, dir string) (string, error) {
-	source := w.ResultsPath
-	if dir != "" {
-		source += "/" + dir
-	}
+	// source_file is results_path[/<sweep folder>][/dir]/<file>: the
+	// ingest tool knows the sweep's folder, wlc the rest.
 	meta, err := compactJSON(map[string]string{
-		"workload":    w.Ingest.Workload,
-		"task":        task,
-		"image":       w.Ingest.Perf.Image,
-		"vllm_commit": w.Image.Commit,
-		"source_dir":  source,
+		"workload":     w.Ingest.Workload,
+		"task":         task,
+		"image":        w.Ingest.Perf.Image,
+		"vllm_commit":  w.Image.Commit,
+		"results_path": w.ResultsPath,
+		"dir":          dir,
 	})
 	if err != nil {
 		return "", err

@@ -2,6 +2,7 @@
 
 WLC_SERVE_EXTRA=()  # the flags a backend sweep adds to the server for one run
 WLC_SWEEP_STATUS=() # "backend<TAB>outcome" per run of a backend sweep
+WLC_SWEEP_DIR=''    # the current backend's folder under the workload's results
 
 # wlc_sweep_run KIND BACKEND DIR STEPS [ARG...]: one server of a backend
 # sweep, started with ARG... added, its results in DIR under the
@@ -20,8 +21,8 @@ wlc_sweep_run() {
   : >"$WLC_SERVER_LOG"
   WLC_SERVE_EXTRA=("$@")
   WLC_SERVER_GONE=0
-  # Exported for the steps (ingest tags each row with the backend).
-  export WLC_SWEEP_KIND=$kind WLC_SWEEP_BACKEND=$backend
+  # The ingest's source_file names the backend's folder, as perf-eval's did.
+  WLC_SWEEP_DIR=$dir
   wlc_log "=== $kind backend $backend (server flags: ${*:-none}); results in $WLC_RESULTS_DIR"
   wlc_server_start
   wlc_wait_ready || rc=$?

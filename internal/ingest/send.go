@@ -79,18 +79,26 @@ type Kept struct {
 	Body       []byte
 }
 
-// KeptRows lists the rows a job kept under results/ingest/ (perf, then
-// eval, each sorted by name).
+// KeptRows lists the rows a job kept under results/ingest/ and, for a
+// backend sweep, under each backend's results/<folder>/ingest/ (perf, then
+// eval, each sorted by path).
 func KeptRows(results string) ([]Kept, error) {
 	var out []Kept
 	for _, d := range []struct {
 		dir  string
 		perf bool
 	}{{dashboard.PerfDir, true}, {dashboard.EvalDir, false}} {
+		// A backend sweep keeps each backend's rows in its own folder
+		// (results/<w>/attn-<backend>/ingest/...).
 		files, err := filepath.Glob(filepath.Join(results, filepath.FromSlash(d.dir), "*.json"))
 		if err != nil {
 			return nil, err
 		}
+		swept, err := filepath.Glob(filepath.Join(results, "*", filepath.FromSlash(d.dir), "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, swept...)
 		sort.Strings(files)
 		for _, f := range files {
 			body, err := os.ReadFile(f)

@@ -364,6 +364,7 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 	}
 	var jobs []*job
 	var derived []*recipeDerivation
+	vals := map[string]cue.Value{}
 	for it.Next() {
 		wv := it.Value()
 		rd, ok := l.deriveRecipe(wv)
@@ -431,7 +432,17 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		}
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
+			vals[lw.Name] = wv
 		}
+	}
+	if refused := l.checkRunNames(l.res.Workloads, vals); len(refused) > 0 {
+		kept := l.res.Workloads[:0]
+		for _, w := range l.res.Workloads {
+			if !refused[w.Name] {
+				kept = append(kept, w)
+			}
+		}
+		l.res.Workloads = kept
 	}
 	sort.Slice(l.res.Workloads, func(i, j int) bool { return l.res.Workloads[i].Name < l.res.Workloads[j].Name })
 }

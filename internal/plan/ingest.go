@@ -84,12 +84,12 @@ func ingestTags(w Workload) Ingest {
 	}
 	s := w.Serve
 	return Ingest{
-		Workload: w.Name,
+		Workload: w.RunName,
 		Perf: PerfRow{
 			Device:       text("device", strings.ToLower(w.Profile.Name)),
 			Image:        w.Image.Ref,
 			Model:        w.Model,
-			Framework:    "vllm",
+			Framework:    w.Engine,
 			Precision:    text("precision", PrecisionTag(w.Precision)),
 			SpecDecoding: flag("spec_decoding", false),
 			Disagg:       flag("disagg", w.Disagg != nil),

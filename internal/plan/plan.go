@@ -20,7 +20,10 @@ const (
 
 // Workload is one resolved workload.
 type Workload struct {
-	Name        string `json:"name"`
+	Name string `json:"name"`
+	// RunName is perf-eval's name for the run (dashboard_name, else Name):
+	// the step label, the results folder and the dashboards' key.
+	RunName     string `json:"run_name"`
 	Description string `json:"description,omitempty"`
 	// File is the CUE file defining the workload (for selection by path).
 	File string `json:"file"`
@@ -85,7 +88,7 @@ type Workload struct {
 	Ingest Ingest `json:"-"`
 
 	// ResultsPath is where every result lands, relative to the job's
-	// working directory: results/<name>.
+	// working directory: results/<run name>.
 	ResultsPath string `json:"results_dir"`
 
 	// IdleGPUs of the reserved ones the server leaves idle on purpose,

@@ -80,7 +80,8 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 		Nightly:          w.Nightly,
 		BenchOnly:        w.BenchOnly,
 		Port:             w.Port,
-		ResultsPath:      "results/" + w.Name,
+		RunName:          w.RunName(),
+		ResultsPath:      "results/" + w.RunName(),
 	}
 	if p.Engine == "" {
 		p.Engine = schema.EngineVLLM
@@ -135,9 +136,6 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	p.Datasets = datasets(p.Bench)
 	p.Tools = tools(p, prof)
 	p.Ingest = ingestTags(p)
-	if w.DashboardName != "" {
-		p.Ingest.Workload = w.DashboardName
-	}
 	return p, nil
 }
 

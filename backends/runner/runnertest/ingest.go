@@ -35,15 +35,23 @@ func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) 
 		if got := perf[i].Header.Get("X-Source"); got != dashboard.PerfSource {
 			t.Errorf("perf row %s: X-Source %q", b.Name, got)
 		}
-		total, output := raw["total_token_throughput"].(float64), raw["output_throughput"].(float64)
+		total, ok := raw["total_token_throughput"].(float64)
+		if !ok { // sglang.bench_serving
+			total, _ = raw["total_throughput"].(float64)
+		}
+		output, _ := raw["output_throughput"].(float64)
+		input, ok := raw["input_throughput"].(float64)
+		if !ok {
+			input = total - output
+		}
 		want := map[string]any{
-			"device": j.W.Ingest.Perf.Device, "image": j.W.Image.Ref, "model": j.W.Model, "framework": "vllm",
+			"device": j.W.Ingest.Perf.Device, "image": j.W.Image.Ref, "model": j.W.Model, "framework": j.W.Engine,
 			"precision": j.W.Ingest.Perf.Precision, "conc": float64(b.MaxConcurrency),
 			"isl": float64(b.InputLen), "osl": float64(b.OutputLen), "gpu_count": gpus,
 			"num_nodes": float64(j.W.Nodes), "gpus_per_node": float64(j.W.GPUsPerNode),
 			"is_multinode": map[bool]string{true: "true", false: "false"}[j.W.Nodes > 1],
 			"tp":           float64(j.W.Serve.TensorParallelSize * j.W.Serve.DataParallelSize),
-			"tput_per_gpu": total / gpus, "output_tput_per_gpu": output / gpus, "input_tput_per_gpu": (total - output) / gpus,
+			"tput_per_gpu": total / gpus, "output_tput_per_gpu": output / gpus, "input_tput_per_gpu": input / gpus,
 			"mean_ttft": raw["mean_ttft_ms"].(float64) / 1000, "p99_tpot": raw["p99_tpot_ms"].(float64) / 1000,
 		}
 		for k, v := range want {

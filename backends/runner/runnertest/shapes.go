@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
 )
 
@@ -23,7 +24,8 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 	if w.Sweep == nil {
 		t.Fatalf("%s has no backend sweep", w.Name)
 	}
-	j := NewJob(t, b, w, append([]string{"WLC_STUB_REFUSE_BACKENDS=" + refused}, extra...)...)
+	srv := ingesttest.New(t, "tok-sweep")
+	j := NewJob(t, b, w, append(append([]string{"WLC_STUB_REFUSE_BACKENDS=" + refused}, srv.Env()...), extra...)...)
 	res := j.Run(t, 360*time.Second)
 	if res.Code == 0 {
 		t.Fatalf("exit 0 although backend %s did not start:\n%s", refused, res.Output)
@@ -32,6 +34,7 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 	if len(serves) != len(w.Sweep.Runs) {
 		t.Fatalf("%d servers started, want one per backend (%d):\n%s", len(serves), len(w.Sweep.Runs), res.Output)
 	}
+	ran := 0
 	for i, r := range w.Sweep.Runs {
 		got := serves[i].Flags[strings.TrimPrefix(w.Sweep.Flag, "--")]
 		want := r.Backend
@@ -66,6 +69,34 @@ func CheckSweep(t *testing.T, b backends.Backend, w plan.Workload, refused strin
 				t.Errorf("backend %s: %d lm_eval results files for %s", r.Backend, len(fs), l.Task)
 			}
 		}
+		// Each backend's dashboard rows are kept in its own folder, and
+		// an eval row's source_file names that folder (as perf-eval's).
+		if fs, _ := filepath.Glob(filepath.Join(dir, "ingest", "perf", "*.json")); len(fs) != len(w.Bench) {
+			t.Errorf("backend %s: %d perf rows kept in %s/ingest/perf, want %d", r.Backend, len(fs), r.Dir, len(w.Bench))
+		}
+		ran++
+	}
+	if got, want := len(srv.Rows("perf")), ran*len(w.Bench); got != want {
+		t.Errorf("the dashboard got %d perf rows, want %d (%d bench runs × %d backends that started)", got, want, len(w.Bench), ran)
+	}
+	if r := srv.Refused(); len(r) > 0 {
+		t.Errorf("the ingest server refused: %q", r)
+	}
+	for _, row := range srv.Rows("eval") {
+		src, _ := row.Body["source_file"].(string)
+		in := false
+		for _, r := range w.Sweep.Runs {
+			in = in || strings.HasPrefix(src, w.ResultsPath+"/"+r.Dir+"/")
+		}
+		if !in {
+			t.Errorf("eval row source_file %q is in no backend's folder", src)
+		}
+	}
+	for _, r := range w.Sweep.Runs {
+		if r.Backend == refused {
+			continue
+		}
+		dir := filepath.Join(j.Results(), r.Dir)
 		if data, err := os.ReadFile(filepath.Join(dir, w.Sweep.Kind+"_backend.txt")); err != nil || (r.Backend != "default" && strings.TrimSpace(string(data)) != r.Backend) {
 			t.Errorf("%s/%s_backend.txt = %q (%v)", r.Dir, w.Sweep.Kind, data, err)
 		}

@@ -1,0 +1,51 @@
+package load
+
+import (
+	"sort"
+
+	"cuelang.org/go/cue"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
+
+// checkRunNames refuses two workloads with one run name (dashboard_name,
+// else the key): it names the results folder and the dashboards' rows, so
+// the second job would overwrite the first one's results and its rows
+// would read as the same series. Reported on each workload after the first
+// that claims the name, naming the one before it. It returns the names of
+// the workloads refused.
+func (l *loader) checkRunNames(ws []Workload, vals map[string]cue.Value) map[string]bool {
+	type claim struct{ name, file string }
+	order := make([]Workload, len(ws))
+	copy(order, ws)
+	// Source order: the first definition keeps the name.
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Name < b.Name
+	})
+	first := map[string]claim{}
+	refused := map[string]bool{}
+	for _, w := range order {
+		run := w.RunName()
+		prev, taken := first[run]
+		if !taken {
+			first[run] = claim{w.Name, w.File}
+			continue
+		}
+		field := "dashboard_name"
+		if w.DashboardName == "" {
+			field = ""
+		}
+		l.report(diag.Error, "workloads."+quoteLabel(w.Name), vals[w.Name], field,
+			"run name %q is already the run name of workload %s (%s): it names the results folder and the dashboards' rows, so the two jobs would mix their results; rename one of them or give it another dashboard_name",
+			run, prev.name, prev.file)
+		refused[w.Name] = true
+	}
+	return refused
+}
