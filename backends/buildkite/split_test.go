@@ -20,6 +20,7 @@ func replicate(ws []plan.Workload, n int) []plan.Workload {
 	for i := range out {
 		w := ws[i%len(ws)]
 		w.Name = fmt.Sprintf("%s_%04d", w.Name, i)
+		w.RunName = w.Name
 		w.ResultsPath = "results/" + w.Name
 		out[i] = w
 	}

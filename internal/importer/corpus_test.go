@@ -43,9 +43,12 @@ var corpusShapes = map[string]struct {
 	"attn_sweep_gpt_oss_120b_mi355x.yaml":                     {`backend_sweep: attention: ["default", "ROCM_ATTN", "TRITON_ATTN", "ROCM_AITER_UNIFIED_ATTN", "ROCM_AITER_FA"]`, nil},
 	"attn_sweep_kimi_k2_5_mi355x.yaml": {`backend_sweep: attention: ["default", "ROCM_AITER_TRITON_MLA", "ROCM_AITER_MLA", "ROCM_AITER_MLA_SPARSE"]`,
 		[]string{"vllm_bench.configs[0].speed_bench_dataset_subset", "vllm_bench.configs[0].speed_bench_category"}},
-	"attn_sweep_qwen3_5_397b_a17b_fp8_mix355x.yaml":   {`backend_sweep: attention: ["default", "ROCM_ATTN", "TRITON_ATTN", "ROCM_AITER_UNIFIED_ATTN", "ROCM_AITER_FA"]`, nil},
-	"attn_sweep_triton_deepseek_r1_0528_mi355x.yaml":  {`backend_sweep: attention: ["TRITON_MLA"]`, nil},
-	"attn_sweep_triton_deepseek_r1_mxfp4_mi355x.yaml": {`backend_sweep: attention: ["TRITON_MLA"]`, nil},
+	"attn_sweep_qwen3_5_397b_a17b_fp8_mix355x.yaml": {`backend_sweep: attention: ["default", "ROCM_ATTN", "TRITON_ATTN", "ROCM_AITER_UNIFIED_ATTN", "ROCM_AITER_FA"]`, nil},
+	// Both reuse the name of attn_sweep_deepseek_r1_0528_mi355x /
+	// attn_sweep_deepseek_r1_mxfp4_mi355x (a copy's leftover): their
+	// results/ folders and dashboard rows would mix.
+	"attn_sweep_triton_deepseek_r1_0528_mi355x.yaml":  {`backend_sweep: attention: ["TRITON_MLA"]`, []string{"dashboard_name"}},
+	"attn_sweep_triton_deepseek_r1_mxfp4_mi355x.yaml": {`backend_sweep: attention: ["TRITON_MLA"]`, []string{"dashboard_name"}},
 	"deepseek_r1_0528_tritonattnbackends_mi355x.yaml": {`backend_sweep: attention: ["default", "TRITON_MLA"]`, nil},
 	"gpt_oss_120b_mi355x_attn_sweep.yaml":             {`backend_sweep: attention: ["default", "ROCM_AITER_UNIFIED_ATTN", "ROCM_AITER_FA", "TRITON_ATTN"]`, nil},
 	"moe_sweep_amd_gpt_oss_120b_mi355x.yaml":          {`backend_sweep: moe: ["default", "aiter", "triton"]`, nil},
