@@ -2,6 +2,7 @@ package vllmflags
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -53,9 +54,13 @@ func (s *Set) Lookup(label string) (*vllmcatalog.Catalog, bool) {
 	return c, ok
 }
 
-// Map checks image (a full reference or a tag) against the catalog
-// labelled label.
+// Map checks image (a full reference or a tag; * matches any run of
+// characters but /, e.g. vllm/vllm-openai-rocm:nightly*) against the
+// catalog labelled label.
 func (s *Set) Map(image, label string) error {
+	if _, err := path.Match(image, ""); err != nil {
+		return fmt.Errorf("%q is not a valid image pattern: %v", image, err)
+	}
 	if _, ok := s.byLabel[label]; !ok {
 		return fmt.Errorf("no catalog is labelled %s; map the image to one of %s, or add a catalog with that label (settings.vllm_flags.catalogs)", label, strings.Join(s.Labels(), ", "))
 	}
@@ -96,6 +101,24 @@ func (s *Set) For(image string) *Catalog {
 	}
 	if label, ok := s.images[tag]; ok && tag != "" {
 		return s.checker(label, fmt.Sprintf("%s maps the tag %s to %s", s.MapSetting, tag, label))
+	}
+	// Patterns, in a fixed order: the longest (most specific) first.
+	var pats []string
+	for p := range s.images {
+		if strings.Contains(p, "*") {
+			pats = append(pats, p)
+		}
+	}
+	sort.Slice(pats, func(i, j int) bool {
+		if len(pats[i]) != len(pats[j]) {
+			return len(pats[i]) > len(pats[j])
+		}
+		return pats[i] < pats[j]
+	})
+	for _, p := range pats {
+		if ok, _ := path.Match(p, image); ok || tag != "" && func() bool { ok, _ := path.Match(p, tag); return ok }() {
+			return s.checker(s.images[p], fmt.Sprintf("%s maps %s to %s", s.MapSetting, p, s.images[p]))
+		}
 	}
 	if rel, ok := vllmcatalog.ReleaseOf(tag); ok {
 		if _, ok := s.byLabel[rel]; ok {

@@ -13,7 +13,7 @@ func TestSetForImage(t *testing.T) {
 	if err := s.Add(team); err != nil {
 		t.Fatal(err)
 	}
-	for img, label := range map[string]string{"vllm/vllm-openai-rocm:nightly": "rocm-nightly", "nightly-0123abc": "v0.11.0"} {
+	for img, label := range map[string]string{"vllm/vllm-openai-rocm:nightly": "rocm-nightly", "nightly-0123abc": "v0.11.0", "registry.example/*:nightly-*": "v0.13.0", "registry.example/team:nightly*": "rocm-nightly"} {
 		if err := s.Map(img, label); err != nil {
 			t.Fatal(err)
 		}
@@ -27,6 +27,10 @@ func TestSetForImage(t *testing.T) {
 		{"vllm/vllm-openai:nightly-f25953c", "main-2026-08-17", "stands in for vllm/vllm-openai:nightly-f25953c"},
 		{"vllm/vllm-openai-rocm:nightly", "rocm-nightly", "settings.vllm_flags.images maps vllm/vllm-openai-rocm:nightly to rocm-nightly"},
 		{"vllm/vllm-openai:nightly-0123abc", "v0.11.0", "settings.vllm_flags.images maps the tag nightly-0123abc to v0.11.0"},
+		// Patterns: the longer one wins; * does not cross /.
+		{"registry.example/team:nightly-feed", "rocm-nightly", "settings.vllm_flags.images maps registry.example/team:nightly* to rocm-nightly"},
+		{"registry.example/other:nightly-feed", "v0.13.0", "settings.vllm_flags.images maps registry.example/*:nightly-* to v0.13.0"},
+		{"registry.example/a/b:nightly-feed", "main-2026-08-17", "the newest catalog"},
 	} {
 		c := s.For(tc.image)
 		if c.Label != tc.want || !strings.Contains(c.StandIn, tc.standIn) || (tc.standIn == "") != (c.StandIn == "") {
