@@ -34,6 +34,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/plan"
 )
 
@@ -362,7 +363,7 @@ func runCommand(w plan.Workload, runner string, script []byte) string {
 	var b strings.Builder
 	writeScript(&b, w, runner, path, script)
 	writeToken(&b)
-	fmt.Fprintf(&b, "bash %s bash %s\n", tokenPath, path)
+	fmt.Fprintf(&b, "bash %s bash %s\n", tokenPath, shellWord(path))
 	return b.String()
 }
 
@@ -398,7 +399,7 @@ func slurmCommand(w plan.Workload, runner string, script []byte) string {
 	b.WriteString("# The login-node wrapper: sbatch, the job log copied here, scancel on cancel, the job's exit status.\n")
 	writeFile(&b, submit, submitScript)
 	writeToken(&b)
-	fmt.Fprintf(&b, "bash %s bash %s %s %s\n", tokenPath, submit, path, w.ResultsPath)
+	fmt.Fprintf(&b, "bash %s bash %s %s %s\n", tokenPath, submit, shellWord(path), shellWord(w.ResultsPath))
 	return b.String()
 }
 
@@ -413,16 +414,28 @@ func writeScript(b *strings.Builder, w plan.Workload, runner, path string, scrip
 }
 
 // writeFile emits a base64 heredoc with a quoted delimiter (no expansion)
-// writing data to path, then a sha256 check. Paths are built from #Name
-// values (letters, digits, _ . -), safe unquoted.
+// writing data to path, then a sha256 check. Paths are built from names
+// plan.CheckName accepted (letters, digits, _ . -) and quoted anyway.
 func writeFile(b *strings.Builder, path string, data []byte) {
 	sum := sha256.Sum256(data)
-	fmt.Fprintf(b, "base64 -d > %s <<'WLC_SCRIPT'\n", path)
+	fmt.Fprintf(b, "base64 -d > %s <<'WLC_SCRIPT'\n", shellWord(path))
 	enc := base64.StdEncoding.EncodeToString(data)
 	for len(enc) > 76 {
 		b.WriteString(enc[:76] + "\n")
 		enc = enc[76:]
 	}
 	b.WriteString(enc + "\nWLC_SCRIPT\n")
-	fmt.Fprintf(b, "echo '%s  %s' | sha256sum -c --quiet\n", hex.EncodeToString(sum[:]), path)
+	fmt.Fprintf(b, "echo %s | sha256sum -c --quiet\n", shellWord(hex.EncodeToString(sum[:])+"  "+path))
+}
+
+// shellWord quotes s as one bash word (unchanged when nothing in it is
+// special). A value that cannot be quoted (a NUL byte) never gets here:
+// plan.CheckName refuses it first; an empty quoted word keeps the command
+// inert if it did.
+func shellWord(s string) string {
+	q, err := runner.Quote(s)
+	if err != nil {
+		return "''"
+	}
+	return q
 }

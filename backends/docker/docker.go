@@ -62,7 +62,12 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if w.Engine == schema.EngineSGLang {
 		bench = "sglang.bench_serving"
 	}
-	prepare := "WLC_CONTAINER=wlc-" + w.Name + "-${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}\n" +
+	// The name is checked (plan.CheckName) and quoted anyway.
+	cname, err := runner.Quote("wlc-" + w.Name + "-")
+	if err != nil {
+		return runner.Runtime{}, err
+	}
+	prepare := "WLC_CONTAINER=" + cname + "${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}\n" +
 		"WLC_BENCH_DIR=${WLC_BENCH_DIR:-/tmp/$WLC_CONTAINER} # inside the container\n"
 	if host.AlwaysPull {
 		prepare += "wlc_log \"pulling $WLC_IMAGE\"\ndocker pull \"$WLC_IMAGE\"\n"

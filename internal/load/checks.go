@@ -60,6 +60,7 @@ func (l *loader) checkProfile(pv cue.Value, p schema.Profile) {
 			l.report(diag.Error, base, pv, "env."+quoteLabel(name), "%s is a secret of this profile; its value must not be written into generated files: remove it from env (it is passed by name from the agent's environment)", name)
 		}
 	}
+	l.checkValues(pv, base, p, p.Secrets)
 	l.vetProfile(pv, p)
 }
 
@@ -101,6 +102,8 @@ func (l *loader) checkFields(wv cue.Value, w *Workload) {
 		}
 		errf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", what, m.Flag.SetBy())
 	}
+	l.checkValues(wv, base, &w.Workload, secrets)
+	l.checkArgvValues(wv, base, w)
 	l.checkBenchArgs(wv, w)
 	l.checkEngine(wv, base, w)
 	l.checkSGLangBenchArgs(wv, base, w)

@@ -136,6 +136,9 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	p.Datasets = datasets(p.Bench)
 	p.Tools = tools(p, prof)
 	p.Ingest = ingestTags(p)
+	if err := checkPlanValues(p); err != nil {
+		return Workload{}, fmt.Errorf("workload %s: %w", w.Name, err)
+	}
 	return p, nil
 }
 

@@ -1,0 +1,250 @@
+package load
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+
+	"github.com/wlcdev/wlc/internal/cmdline"
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/schema"
+)
+
+// The Go check of every string value a workload or profile gives (see
+// plan/values.go for the rules and why): it walks the decoded value, so
+// a field added to the schema is covered the day it is added, and each
+// finding points at the user's field.
+
+// valueRule is how a field's strings are checked, by the field's pattern:
+// its JSON path with [] for list indexes and * for map keys.
+type valueRule int
+
+const (
+	ruleWord      valueRule = iota // default: one line, no leading -
+	ruleName                       // a file, directory, container name or YAML key part
+	ruleImage                      // an image reference
+	ruleArg                        // an argv token or a map value, quoted as one word: anything but NUL
+	ruleMultiline                  // a script
+	ruleEnvName                    // a variable name
+	rulePath                       // a Pyxis mount path: one word (enroot's fstab line)
+)
+
+var valueRules = map[string]valueRule{
+	"name":                              ruleName,
+	"dashboard_name":                    ruleName,
+	"custom_steps[].name":               ruleName,
+	"vllm_bench.configs[].name":         ruleName,
+	"sglang_bench.configs[].name":       ruleName,
+	"lm_eval.tasks[].name":              ruleName,
+	"backend_sweep.attention[]":         ruleName,
+	"backend_sweep.moe[]":               ruleName,
+	"bfcl.test_categories[]":            ruleName,
+	"image":                             ruleImage,
+	"image_repo":                        ruleImage,
+	"slurm.pyxis.image":                 ruleImage,
+	"slurm.pyxis.mounts[].source":       rulePath,
+	"slurm.pyxis.mounts[].target":       rulePath,
+	"slurm.pyxis.workdir":               rulePath,
+	"serve.extra_args[]":                ruleArg,
+	"sglang.extra_args[]":               ruleArg,
+	"disagg.prefill.serve.extra_args[]": ruleArg,
+	"disagg.decode.serve.extra_args[]":  ruleArg,
+	"disagg.router.extra_args[]":        ruleArg,
+	"disagg.router.command[]":           ruleArg,
+	"custom_steps[].command[]":          ruleArg,
+	"custom_steps[].script":             ruleMultiline,
+	"slurm.extra_sbatch_args[]":         ruleArg,
+	"slurm.extra_srun_args[]":           ruleArg,
+	"description":                       ruleArg,
+	"idle_gpus.reason":                  ruleArg,
+	"secrets[]":                         ruleEnvName,
+}
+
+// valueSite is one string the walk found.
+type valueSite struct {
+	path    string // CUE path for positions: env."A B", custom_steps[0].name
+	pattern string // rule key: env.*, custom_steps[].name
+	key     bool   // the string is a map key (the last element of path)
+	inMap   bool   // the string is a map value
+	s       string
+}
+
+// walkStrings calls f for every string in v (struct fields by JSON name,
+// list elements, map keys and values), in a stable order.
+func walkStrings(v reflect.Value, path, pattern string, f func(valueSite)) {
+	join := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		return a + "." + b
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walkStrings(v.Elem(), path, pattern, f)
+		}
+	case reflect.String:
+		f(valueSite{path: path, pattern: pattern, s: v.String()})
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if !sf.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" { // embedded or untagged: same level
+				walkStrings(v.Field(i), path, pattern, f)
+				continue
+			}
+			walkStrings(v.Field(i), join(path, name), join(pattern, name), f)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			walkStrings(v.Index(i), fmt.Sprintf("%s[%d]", path, i), pattern+"[]", f)
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		for _, k := range keys {
+			if k.Kind() != reflect.String {
+				continue
+			}
+			kp := join(path, quoteLabel(k.String()))
+			f(valueSite{path: kp, pattern: join(pattern, "*"), key: true, s: k.String()})
+			walkStrings(v.MapIndex(k), kp, join(pattern, "*"), func(s valueSite) {
+				if s.pattern == join(pattern, "*") {
+					s.inMap = true
+				}
+				f(s)
+			})
+		}
+	}
+}
+
+// isEnvMap reports whether pattern is an env map's key or value.
+func isEnvMap(pattern string) bool {
+	return pattern == "env.*" || strings.HasSuffix(pattern, ".env.*")
+}
+
+func isModelArgs(pattern string) bool {
+	return strings.HasSuffix(pattern, "model_args.*")
+}
+
+// checkValues applies the value rules to a decoded workload (or profile:
+// base "profiles.<name>"); v is its CUE value, for positions.
+// Names in secrets are reported by the secrets rule, not again here.
+func (l *loader) checkValues(v cue.Value, base string, val any, secrets []string) {
+	errf := func(s valueSite, format string, args ...any) {
+		field := s.path
+		if s.pattern == "name" {
+			field = "" // the workload's label
+		}
+		if pos := l.pos(v, field); pos.IsValid() {
+			// The schema's own rule already blamed this value.
+			file := l.rel(pos.Filename())
+			for _, d := range l.res.Diags {
+				if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() {
+					return
+				}
+			}
+		}
+		l.report(diag.Error, base, v, field, format, args...)
+	}
+	walkStrings(reflect.ValueOf(val), "", "", func(s valueSite) {
+		if s.s == "" && s.pattern != "name" {
+			return // an optional field left out decodes as ""
+		}
+		if what := plan.CredentialValue(s.s); what != "" {
+			errf(s, "this value looks like %s; a credential must not be written into generated files: declare the variable that holds it in secrets (it is passed by name from the job's environment) and remove the value", what)
+			return
+		}
+		switch {
+		case s.key && isEnvMap(s.pattern):
+			if err := plan.CheckEnvName(s.s); err != nil {
+				errf(s, "%v", err)
+			} else if plan.RunnerOwned(s.s) {
+				errf(s, "%s is a variable of the job script wlc generates (WLC_*); setting it in env would replace the runner's own; remove it", s.s)
+			} else if plan.CredentialName(s.s) && !containsStr(secrets, s.s) {
+				errf(s, "%s names a credential; its value must not be written into generated files: remove it from env and add %q to secrets (passed by name from the job's environment)", s.s, s.s)
+			}
+			return
+		case s.key && isModelArgs(s.pattern):
+			if want, ok := plan.CredentialModelArgs[s.s]; ok {
+				errf(s, "model_args %s carries a credential into the generated command; remove it and declare %s in secrets (lm_eval reads it from the environment)", s.s, want)
+				return
+			}
+		case s.inMap && isModelArgs(s.pattern) && strings.Contains(s.s, ","):
+			errf(s, "lm_eval reads model_args as key=value pairs separated by commas, so the comma in %q would start another argument; remove it", s.s)
+			return
+		}
+		rule, ok := valueRules[s.pattern]
+		if !ok && (s.inMap || s.key) {
+			rule = ruleArg // map values (env, args, metadata, configs) follow an option or a name
+		}
+		if s.key && !isEnvMap(s.pattern) {
+			rule = ruleWord
+		}
+		var err error
+		switch rule {
+		case ruleWord:
+			err = plan.CheckWord(s.s)
+		case ruleName:
+			err = plan.CheckName(s.s)
+		case ruleImage:
+			err = plan.CheckImage(s.s)
+		case ruleArg:
+			err = plan.CheckArg(s.s)
+		case ruleMultiline:
+			err = plan.CheckText(s.s)
+		case ruleEnvName:
+			err = plan.CheckEnvName(s.s)
+		case rulePath:
+			if err = plan.CheckWord(s.s); err == nil && strings.ContainsAny(s.s, " \t,:") {
+				err = fmt.Errorf("%q holds whitespace, a comma or a colon, which split Pyxis's --container-mounts list (SRC:DST[:FLAGS],…) and enroot's fstab line; use a path without them", s.s)
+			}
+		}
+		if err != nil {
+			errf(s, "%v", err)
+		}
+	})
+}
+
+// checkArgvValues refuses argv tokens that carry a credential or rename
+// the served model (the readiness check and every client ask for model).
+func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
+	check := func(field string, args []string, resolve bool) {
+		for i, tok := range args {
+			opt, _, _ := strings.Cut(tok, "=")
+			if resolve {
+				if m, ok := cmdline.VLLMServe.Resolve(tok); ok {
+					opt = m.Option
+				}
+			}
+			at := fmt.Sprintf("%s[%d]", field, i)
+			if secret, ok := plan.CredentialOptions[opt]; ok {
+				l.report(diag.Error, base, v, at, "%s passes a credential on the command line, which is written into generated files; remove it and add %s to secrets (the server reads it from the environment)", tok, secret)
+			}
+			if opt == "--served-model-name" {
+				l.report(diag.Error, base, v, at, "%s renames the model the server answers to, but the readiness check and every client (bench, lm_eval, bfcl) ask for model %q; remove it", tok, w.Model)
+			}
+		}
+	}
+	vllm := w.Engine != schema.EngineSGLang
+	check("serve.extra_args", w.Serve.ExtraArgs[w.ownExtraArgs():], vllm)
+	if w.SGLang != nil {
+		check("sglang.extra_args", w.SGLang.ExtraArgs, false)
+	}
+	if d := w.Disagg; d != nil {
+		check("disagg.prefill.serve.extra_args", d.Prefill.Serve.ExtraArgs, true)
+		check("disagg.decode.serve.extra_args", d.Decode.Serve.ExtraArgs, true)
+		check("disagg.router.extra_args", d.Router.ExtraArgs, false)
+	}
+	for i, c := range w.CustomSteps {
+		check(fmt.Sprintf("custom_steps[%d].command", i), c.Command, false)
+	}
+}

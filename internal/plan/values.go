@@ -1,0 +1,201 @@
+package plan
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// The rules below are wlc's own check of the values it writes into files,
+// shell words, container names, #SBATCH lines and YAML keys. The schema
+// states most of them too, but a package can type its workloads loosely
+// (wlc.cue is the user's), so vet applies these in Go to every value
+// whatever the package's typing says (internal/load), Resolve applies
+// them again before any backend sees a plan, and the backends quote every
+// value anyway.
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// CheckName refuses a value that becomes part of a file or directory name,
+// a container name or a YAML key: letters, digits, _, . and -, starting
+// with a letter or digit, no "..".
+func CheckName(s string) error {
+	if !namePattern.MatchString(s) || strings.Contains(s, "..") {
+		return fmt.Errorf("%s is not a name: a name must start with a letter or digit and use only letters, digits, _, . and - (no ..), because it becomes part of file names, container names and YAML keys", quoteValue(s))
+	}
+	return nil
+}
+
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// CheckEnvName refuses a variable name a shell cannot assign.
+func CheckEnvName(s string) error {
+	if !envNamePattern.MatchString(s) {
+		return fmt.Errorf("%s is not a variable name: use letters, digits and _, not starting with a digit", quoteValue(s))
+	}
+	return nil
+}
+
+// CheckWord refuses a value placed where a command could read it as an
+// option (an image before the model, a path, a name): it must not start
+// with "-", and must be one line.
+func CheckWord(s string) error {
+	if strings.HasPrefix(s, "-") {
+		return fmt.Errorf("%s starts with -, so the command it is passed to would read it as an option; remove the leading -", quoteValue(s))
+	}
+	return CheckLine(s)
+}
+
+// CheckImage refuses an image reference that is not one word.
+func CheckImage(s string) error {
+	if err := CheckWord(s); err != nil {
+		return err
+	}
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 || s == "" {
+		return fmt.Errorf("%s is not an image reference: it is empty or holds whitespace", quoteValue(s))
+	}
+	return nil
+}
+
+// CheckLine refuses control characters (a newline ends a comment, an
+// #SBATCH line or a YAML scalar early; others corrupt logs and terminals).
+func CheckLine(s string) error {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%s holds the control character %U; values must be one line of printable text", quoteValue(s), r)
+		}
+	}
+	return nil
+}
+
+// CheckArg refuses what no argv entry or environment value can carry (a
+// NUL byte). Everything else is passed verbatim: the backends quote each
+// such value as one word ($'…' for newlines and control characters).
+func CheckArg(s string) error {
+	if strings.IndexByte(s, 0) >= 0 {
+		return fmt.Errorf("%s holds a NUL byte, which no command-line argument or environment value can carry", quoteValue(s))
+	}
+	return nil
+}
+
+// CheckText is CheckLine for values that may span lines (a custom step's
+// script): newlines and tabs allowed, other control characters not.
+func CheckText(s string) error {
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%s holds the control character %U", quoteValue(s), r)
+		}
+	}
+	return nil
+}
+
+// Credentials recognised by the shape of their value.
+var credentialShapes = []struct {
+	re   *regexp.Regexp
+	what string
+}{
+	{regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token (hf_…)"},
+	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), "a GitHub token (ghp_…)"},
+	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`), "a GitHub token (github_pat_…)"},
+	{regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), "an AWS access key id (AKIA…)"},
+	{regexp.MustCompile(`\bsk-(proj-|ant-)?[A-Za-z0-9_-]{20,}`), "an API key (sk-…)"},
+	{regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), "a Slack token (xox…)"},
+	{regexp.MustCompile(`\bbkua_[A-Za-z0-9]{30,}`), "a Buildkite token (bkua_…)"},
+	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
+}
+
+// CredentialValue says what credential s looks like, or "".
+func CredentialValue(s string) string {
+	for _, c := range credentialShapes {
+		if c.re.MatchString(s) {
+			return c.what
+		}
+	}
+	return ""
+}
+
+var credentialName = regexp.MustCompile(`(?i)(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|APIKEY|API_KEY|KEY|CREDENTIALS?)$|^AWS_ACCESS_KEY_ID$|^(AWS|GOOGLE|AZURE)_.*(KEY|SECRET|CREDENTIALS?)`)
+
+// CredentialName reports whether a variable name is a credential's
+// (HF_TOKEN, HUGGING_FACE_HUB_TOKEN, GITHUB_TOKEN, AWS_ACCESS_KEY_ID, any
+// *_TOKEN, *_SECRET, *_KEY, *_PASSWORD): its value must come from the
+// job's environment by name, never be written into a file.
+func CredentialName(name string) bool { return credentialName.MatchString(name) }
+
+// RunnerOwned reports whether a variable name belongs to the job scripts
+// wlc generates (WLC_*): setting it in env would replace the runner's own
+// (WLC_RESULTS_PY the result checker, WLC_HOST the health check's host).
+func RunnerOwned(name string) bool { return strings.HasPrefix(strings.ToUpper(name), "WLC_") }
+
+// CredentialOptions are command-line options that carry a credential;
+// model_args keys likewise. The variable to declare as a secret instead is
+// named.
+var (
+	CredentialOptions = map[string]string{
+		"--hf-token": "HF_TOKEN",
+		"--api-key":  "VLLM_API_KEY",
+	}
+	CredentialModelArgs = map[string]string{
+		"api_key":    "OPENAI_API_KEY",
+		"token":      "HF_TOKEN",
+		"hf_token":   "HF_TOKEN",
+		"auth_token": "HF_TOKEN",
+	}
+)
+
+// quoteValue shows a value in a message: quoted, long ones cut.
+func quoteValue(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return fmt.Sprintf("%q…", string(r[:57]))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// checkPlanValues is the last check before a backend sees a plan: the
+// values that become file and container names, and the image, which an
+// export-time variable (VLLM_IMAGE, SGLANG_IMAGE, …) may have replaced
+// after vet.
+func checkPlanValues(p Workload) error {
+	if err := CheckName(p.Name); err != nil {
+		return err
+	}
+	// The run's name (dashboard_name, else the name) names its results
+	// directory and its dashboard rows.
+	if err := CheckName(p.RunName); err != nil {
+		return fmt.Errorf("dashboard_name: %w", err)
+	}
+	if p.Image.Skip == "" {
+		for _, ref := range []string{p.Image.Ref, p.Image.Pull} {
+			if ref == "" {
+				continue
+			}
+			if err := CheckImage(ref); err != nil {
+				return fmt.Errorf("image (from %s): %w", p.Image.Source, err)
+			}
+		}
+	}
+	for _, r := range p.Bench {
+		if err := CheckName(r.Name); err != nil {
+			return fmt.Errorf("bench run: %w", err)
+		}
+	}
+	for _, c := range p.Custom {
+		if err := CheckName(c.Name); err != nil {
+			return fmt.Errorf("custom step: %w", err)
+		}
+	}
+	for _, r := range p.LMEval {
+		if err := CheckName(r.Task); err != nil {
+			return fmt.Errorf("lm_eval task: %w", err)
+		}
+	}
+	if p.Sweep != nil {
+		for _, r := range p.Sweep.Runs {
+			if err := CheckName(r.Backend); err != nil {
+				return fmt.Errorf("backend sweep: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package plan
+
+import "testing"
+
+func TestValueRules(t *testing.T) {
+	for _, c := range []struct {
+		check func(string) error
+		name  string
+		ok    []string
+		bad   []string
+	}{
+		{CheckName, "CheckName",
+			[]string{"qwen3_5_b200", "a.b-c", "8k-in-1k-out", "R1"},
+			[]string{"", "-x", "_x", ".x", "a;b", "a b", "a/b", "a..b", "../x", "a\nb", "a$(x)", "ä"}},
+		{CheckWord, "CheckWord",
+			[]string{"org/model", "a b 'c' $(x)", "/path/to", "x-y"},
+			[]string{"-x", "--privileged", "a\nb", "a\rb", "a\x1bb", "a\x00b", "a\u0085b"}},
+		{CheckImage, "CheckImage",
+			[]string{"vllm/vllm-openai:nightly", "ghcr.io/o/i@sha256:00"},
+			[]string{"", "-i", "a b", "a\tb", "--privileged"}},
+		{CheckEnvName, "CheckEnvName",
+			[]string{"HF_HOME", "_X", "a1"},
+			[]string{"", "1A", "A-B", "A B", "A=B"}},
+		{CheckArg, "CheckArg",
+			[]string{"", "-x", "a\nb $(x) `y`", "--k=v"},
+			[]string{"a\x00b"}},
+		{CheckText, "CheckText",
+			[]string{"echo a\n\techo b\n"},
+			[]string{"a\x1bb", "a\rb"}},
+	} {
+		for _, s := range c.ok {
+			if err := c.check(s); err != nil {
+				t.Errorf("%s(%q) = %v, want ok", c.name, s, err)
+			}
+		}
+		for _, s := range c.bad {
+			if err := c.check(s); err == nil {
+				t.Errorf("%s(%q) accepted", c.name, s)
+			}
+		}
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	for _, n := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "GITHUB_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "DB_PASSWORD", "MY_SECRET", "WANDB_API_KEY", "hf_token"} {
+		if !CredentialName(n) {
+			t.Errorf("CredentialName(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"HF_HOME", "TOKENIZERS_PARALLELISM", "MONKEY", "VLLM_USE_V1", "NCCL_IB_GID_INDEX", "KEYBOARD", "SECRETS_DIR"} {
+		if CredentialName(n) {
+			t.Errorf("CredentialName(%q) = true", n)
+		}
+	}
+	for _, v := range []string{"hf_abcdefghijklmnopqrstuvwxyz0123456789", "x=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "AKIAABCDEFGHIJKLMNOP", "--key=sk-proj-abcdefghijklmnopqrstuvwx", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"} {
+		if CredentialValue(v) == "" {
+			t.Errorf("CredentialValue(%q) = \"\"", v)
+		}
+	}
+	for _, v := range []string{"hf_home", "Qwen/Qwen3-8B", "AKIA", "sk-short", "/data/hf_cache", "ghp_short"} {
+		if w := CredentialValue(v); w != "" {
+			t.Errorf("CredentialValue(%q) = %q", v, w)
+		}
+	}
+	if !RunnerOwned("WLC_RESULTS_PY") || !RunnerOwned("wlc_host") || RunnerOwned("MY_WLC") {
+		t.Error("RunnerOwned")
+	}
+}
