@@ -448,7 +448,7 @@ func (c *conv) bench(f field, w *workload, name string, allowed map[string]bool)
 		var ml []string
 		for _, m := range mfs {
 			if m.key.Value == "precision" {
-				ml = append(ml, fmt.Sprintf("// precision: %s dropped (the typed precision replaces it).", m.val.Value))
+				ml = append(ml, fmt.Sprintf("// precision: %s dropped (the typed precision replaces it).", commentText(m.val.Value)))
 				continue
 			}
 			ml = append(ml, label(m.key.Value)+": "+c.value(m.val, name+".metadata."+m.key.Value))
@@ -562,9 +562,9 @@ func (c *conv) emit(w *workload) {
 	b := &c.out
 	b.WriteString("package workloads\n\n")
 	for _, h := range w.header {
-		fmt.Fprintf(b, "// %s\n", h)
+		fmt.Fprintf(b, "// %s\n", commentText(h))
 	}
-	fmt.Fprintf(b, "// Imported from perf-eval %s by `wlc import perf-eval`; check it with `wlc vet`.\n", c.file)
+	fmt.Fprintf(b, "// Imported from perf-eval %s by `wlc import perf-eval`; check it with `wlc vet`.\n", commentText(c.file))
 	for _, l := range w.lets {
 		b.WriteString(l + "\n\n")
 	}
@@ -576,7 +576,7 @@ func (c *conv) emit(w *workload) {
 		b.WriteString("// TODO(import): perf-eval keys with no wlc field, not converted:\n")
 		for _, t := range w.todo {
 			for _, l := range strings.Split(t, "\n") {
-				fmt.Fprintf(b, "//   %s\n", l)
+				fmt.Fprintf(b, "//   %s\n", commentText(l))
 			}
 		}
 	}

@@ -71,6 +71,11 @@ func PerfEvalAs(file, key string, data []byte) Result {
 		res.Findings = c.diags
 		return res
 	}
+	if err := checkShape(src, c.key); err != nil {
+		c.errorf(nil, "", "internal error: the generated CUE %v, so a value from the YAML escaped its place; nothing was converted, please report it with this file", err)
+		res.Findings = c.diags
+		return res
+	}
 	res.Source = src
 	return res
 }
@@ -257,7 +262,7 @@ func comments(cs ...string) []string {
 				continue
 			}
 			l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
-			out = append(out, l)
+			out = append(out, commentText(l))
 		}
 	}
 	return out

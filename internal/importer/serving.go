@@ -356,7 +356,7 @@ func (c *conv) router(w *workload, f field) []string {
 			lines = append(lines, "dir: "+quote(dir))
 		case "revision":
 			if v.Value != "" {
-				lines = append(lines, fmt.Sprintf("// vllm-router revision %s (build it in dir).", v.Value))
+				lines = append(lines, fmt.Sprintf("// vllm-router revision %s (build it in dir).", commentText(v.Value)))
 			}
 		case "command":
 			var argv []string
