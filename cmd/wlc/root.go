@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/load"
 )
@@ -62,6 +63,8 @@ type env struct {
 	cwd            string
 	// ctx is the one cue.Context of this run.
 	ctx *cue.Context
+	// limits bound each evaluation (--max-memory, --timeout).
+	limits budget.Limits
 }
 
 // loadWorkloads runs the loader once for the run and prints its findings.
@@ -72,7 +75,7 @@ func (e *env) loadWorkloads(dir string, o load.Options) (*load.Result, error) {
 		e.ctx = cuecontext.New()
 	}
 	o.Vetters = vetters()
-	return load.Load(e.ctx, dir, e.cwd, o), nil
+	return e.loadBounded(dir, o), nil
 }
 
 // vetters are the registered backends' vet-time rules: wlc vet reports
@@ -116,6 +119,7 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
+	addBudgetFlags(root.PersistentFlags(), &e.limits)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(
 		newInitCmd(e),

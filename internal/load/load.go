@@ -19,6 +19,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/load"
 
+	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/plan"
@@ -89,6 +90,9 @@ type Options struct {
 	Vetters []Vetter
 	// settingsOnly stops the load after the package's settings.
 	settingsOnly bool
+	// Progress, when set, is told what is being evaluated (for the
+	// budget's error: CUE's evaluation cannot be interrupted).
+	Progress *budget.Progress
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
@@ -181,6 +185,7 @@ func (l *loader) run(dir string) {
 		l.errorf("%s is outside the module rooted at %s", dir, root)
 		return
 	}
+	l.opts.Progress.Set(dir, "the package in "+dir)
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
 	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), schemaArg}, cfg)
 	for _, inst := range insts {
@@ -384,6 +389,7 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 	}
 	parallel(len(jobs), func(i int) {
 		j := jobs[i]
+		l.progress(j.wv)
 		if j.err = j.wv.Validate(cue.Concrete(true), cue.Final()); j.err == nil {
 			j.decErr = j.wv.Decode(&j.w)
 		}
