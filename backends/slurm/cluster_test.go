@@ -214,8 +214,8 @@ func checkOneNode(t *testing.T, r *run) {
 	if got := s.Env["CUDA_VISIBLE_DEVICES"]; got != "0,1,2,3" {
 		t.Errorf("server CUDA_VISIBLE_DEVICES = %q, want 0,1,2,3", got)
 	}
-	if got := s.Env["WLC_NOTE"]; got != "it's $HOME; `rm -rf /`" {
-		t.Errorf("WLC_NOTE reached the server as %q", got)
+	if got := s.Env["JOB_NOTE"]; got != "it's $HOME; `rm -rf /`" {
+		t.Errorf("JOB_NOTE reached the server as %q", got)
 	}
 	if got := s.Env["HF_TOKEN"]; got != "hf-secret-value" {
 		t.Errorf("the secret HF_TOKEN reached the server as %q, want the submitting environment's value", got)
