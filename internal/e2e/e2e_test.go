@@ -51,7 +51,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }
 
-// weird is the workloads' WLC_WEIRD value (testdata/e2e/workloads/e2e.cue):
+// weird is the workloads' JOB_WEIRD value (testdata/e2e/workloads/e2e.cue):
 // references the uploader's and the job's environments would expand, a
 // bash-only form the agent refuses, quotes, a command substitution, a
 // backslash and a newline. Every server process must see exactly this.
@@ -467,15 +467,15 @@ func (j *job) checkSecret(t *testing.T) {
 	})
 }
 
-// checkWeird asserts every server process got WLC_WEIRD byte for byte.
+// checkWeird asserts every server process got JOB_WEIRD byte for byte.
 func checkWeird(t *testing.T, servers []stub.Record) {
 	t.Helper()
 	if len(servers) == 0 {
 		t.Fatal("no server process was recorded")
 	}
 	for _, s := range servers {
-		if got, ok := s.Env["WLC_WEIRD"]; !ok || got != weird {
-			t.Errorf("server (pid %d, %s) got WLC_WEIRD=%q, want %q", s.PID, s.Env["SLURMD_NODENAME"], got, weird)
+		if got, ok := s.Env["JOB_WEIRD"]; !ok || got != weird {
+			t.Errorf("server (pid %d, %s) got JOB_WEIRD=%q, want %q", s.PID, s.Env["SLURMD_NODENAME"], got, weird)
 		}
 	}
 }
