@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,7 +31,8 @@ const (
 	ruleArg                        // an argv token or a map value, quoted as one word: anything but NUL
 	ruleMultiline                  // a script
 	ruleEnvName                    // a variable name
-	rulePath                       // a Pyxis mount path: one word (enroot's fstab line)
+	rulePath                       // a host or container path: absolute, one word (enroot's fstab line, docker -v)
+	ruleEnum                       // one of the values a backend branches on (enums below)
 )
 
 var valueRules = map[string]valueRule{
@@ -49,6 +51,10 @@ var valueRules = map[string]valueRule{
 	"slurm.pyxis.mounts[].source":       rulePath,
 	"slurm.pyxis.mounts[].target":       rulePath,
 	"slurm.pyxis.workdir":               rulePath,
+	"hf_home":                           rulePath,
+	"custom_steps[].where":              ruleEnum,
+	"engine":                            ruleEnum,
+	"runtime":                           ruleEnum,
 	"serve.extra_args[]":                ruleArg,
 	"sglang.extra_args[]":               ruleArg,
 	"disagg.prefill.serve.extra_args[]": ruleArg,
@@ -62,6 +68,14 @@ var valueRules = map[string]valueRule{
 	"description":                       ruleArg,
 	"idle_gpus.reason":                  ruleArg,
 	"secrets[]":                         ruleEnvName,
+}
+
+// enums are the choices the backends branch on; a loosely typed package
+// must not reach a backend's fallback branch with anything else.
+var enums = map[string][]string{
+	"custom_steps[].where": {"server", "host"},
+	"engine":               {schema.EngineVLLM, schema.EngineSGLang},
+	"runtime":              {"docker", "k8s", "slurm"},
 }
 
 // valueSite is one string the walk found.
@@ -135,25 +149,61 @@ func isModelArgs(pattern string) bool {
 	return strings.HasSuffix(pattern, "model_args.*")
 }
 
-// checkValues applies the value rules to a decoded workload (or profile:
-// base "profiles.<name>"); v is its CUE value, for positions.
-// Names in secrets are reported by the secrets rule, not again here.
+// ValueFinding is one value the rules refuse: its path in the workload
+// (or profile) and why.
+type ValueFinding struct {
+	Path    string // CUE path, e.g. env.GITHUB_TOKEN, serve.extra_args[2]; "" for the name
+	Message string
+}
+
+// CheckWorkloadValues applies every value rule to a decoded workload:
+// vet's Go check of the values (without positions), for callers that
+// build workloads in Go (the lowering fuzz target).
+func CheckWorkloadValues(w *schema.Workload) []ValueFinding {
+	out := valueFindings(w, w.Secrets)
+	return append(out, argvFindings(w, 0)...)
+}
+
+// CheckProfileValues is CheckWorkloadValues for a profile.
+func CheckProfileValues(p *schema.Profile) []ValueFinding { return valueFindings(p, p.Secrets) }
+
+// checkValues reports valueFindings of a workload (or profile: base
+// "profiles.<name>") at the user's fields; v is its CUE value.
 func (l *loader) checkValues(v cue.Value, base string, val any, secrets []string) {
+	for _, f := range valueFindings(val, secrets) {
+		l.reportValue(v, base, f)
+	}
+}
+
+func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
+	for _, f := range argvFindings(&w.Workload, w.ownExtraArgs()) {
+		l.reportValue(v, base, f)
+	}
+}
+
+func (l *loader) reportValue(v cue.Value, base string, f ValueFinding) {
+	if pos := l.pos(v, f.Path); pos.IsValid() {
+		// The schema's own rule already blamed this value.
+		file := l.rel(pos.Filename())
+		for _, d := range l.res.Diags {
+			if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() {
+				return
+			}
+		}
+	}
+	l.report(diag.Error, base, v, f.Path, "%s", f.Message)
+}
+
+// valueFindings walks every string of val. Names in secrets are reported
+// by the secrets rule, not again here.
+func valueFindings(val any, secrets []string) []ValueFinding {
+	var out []ValueFinding
 	errf := func(s valueSite, format string, args ...any) {
 		field := s.path
 		if s.pattern == "name" {
 			field = "" // the workload's label
 		}
-		if pos := l.pos(v, field); pos.IsValid() {
-			// The schema's own rule already blamed this value.
-			file := l.rel(pos.Filename())
-			for _, d := range l.res.Diags {
-				if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() {
-					return
-				}
-			}
-		}
-		l.report(diag.Error, base, v, field, format, args...)
+		out = append(out, ValueFinding{Path: field, Message: fmt.Sprintf(format, args...)})
 	}
 	walkStrings(reflect.ValueOf(val), "", "", func(s valueSite) {
 		if s.s == "" && s.pattern != "name" {
@@ -204,19 +254,28 @@ func (l *loader) checkValues(v cue.Value, base string, val any, secrets []string
 		case ruleEnvName:
 			err = plan.CheckEnvName(s.s)
 		case rulePath:
-			if err = plan.CheckWord(s.s); err == nil && strings.ContainsAny(s.s, " \t,:") {
-				err = fmt.Errorf("%q holds whitespace, a comma or a colon, which split Pyxis's --container-mounts list (SRC:DST[:FLAGS],…) and enroot's fstab line; use a path without them", s.s)
+			if err = plan.CheckWord(s.s); err == nil && !strings.HasPrefix(s.s, "/") {
+				err = fmt.Errorf("%q is not an absolute path; write it from /", s.s)
+			} else if err == nil && strings.ContainsAny(s.s, " \t,:") {
+				err = fmt.Errorf("%q holds whitespace, a comma or a colon, which split Pyxis's --container-mounts list (SRC:DST[:FLAGS],…), docker's -v SRC:DST and enroot's fstab line; use a path without them", s.s)
+			}
+		case ruleEnum:
+			if !slices.Contains(enums[s.pattern], s.s) {
+				err = fmt.Errorf("%q is not one of %s", s.s, strings.Join(enums[s.pattern], ", "))
 			}
 		}
 		if err != nil {
 			errf(s, "%v", err)
 		}
 	})
+	return out
 }
 
-// checkArgvValues refuses argv tokens that carry a credential or rename
-// the served model (the readiness check and every client ask for model).
-func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
+// argvFindings refuses argv tokens that carry a credential or rename the
+// served model (the readiness check and every client ask for model). The
+// first skip serve.extra_args are a recipe's, checked where derived.
+func argvFindings(w *schema.Workload, skip int) []ValueFinding {
+	var out []ValueFinding
 	check := func(field string, args []string, resolve bool) {
 		for i, tok := range args {
 			opt, _, _ := strings.Cut(tok, "=")
@@ -227,15 +286,17 @@ func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
 			}
 			at := fmt.Sprintf("%s[%d]", field, i)
 			if secret, ok := plan.CredentialOptions[opt]; ok {
-				l.report(diag.Error, base, v, at, "%s passes a credential on the command line, which is written into generated files; remove it and add %s to secrets (the server reads it from the environment)", tok, secret)
+				out = append(out, ValueFinding{at, fmt.Sprintf("%s passes a credential on the command line, which is written into generated files; remove it and add %s to secrets (the server reads it from the environment)", tok, secret)})
 			}
 			if opt == "--served-model-name" {
-				l.report(diag.Error, base, v, at, "%s renames the model the server answers to, but the readiness check and every client (bench, lm_eval, bfcl) ask for model %q; remove it", tok, w.Model)
+				out = append(out, ValueFinding{at, fmt.Sprintf("%s renames the model the server answers to, but the readiness check and every client (bench, lm_eval, bfcl) ask for model %q; remove it", tok, w.Model)})
 			}
 		}
 	}
 	vllm := w.Engine != schema.EngineSGLang
-	check("serve.extra_args", w.Serve.ExtraArgs[w.ownExtraArgs():], vllm)
+	if skip <= len(w.Serve.ExtraArgs) {
+		check("serve.extra_args", w.Serve.ExtraArgs[skip:], vllm)
+	}
 	if w.SGLang != nil {
 		check("sglang.extra_args", w.SGLang.ExtraArgs, false)
 	}
@@ -247,4 +308,5 @@ func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
 	for i, c := range w.CustomSteps {
 		check(fmt.Sprintf("custom_steps[%d].command", i), c.Command, false)
 	}
+	return out
 }
