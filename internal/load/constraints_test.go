@@ -975,8 +975,8 @@ profiles: H200: {hardware: "H200", runtime: "slurm", queue: "h200", slurm: {max_
 profiles: H200: {hardware: "H200", runtime: "slurm", queue: "h200", slurm: {max_nodes: 1, pyxis: mounts: [{source: "/a,b", target: "relative"}]}}
 `,
 		want: []string{
-			"workloads/profiles.cue:3:116: error: profiles.H200.slurm.pyxis.mounts[0].source: mount source must be an absolute path without commas or colons",
-			"workloads/profiles.cue:3:132: error: profiles.H200.slurm.pyxis.mounts[0].target: mount target must be an absolute path without commas or colons",
+			"workloads/profiles.cue:3:116: error: profiles.H200.slurm.pyxis.mounts[0].source: mount source must be an absolute path without commas, colons or whitespace (Pyxis splits its mount list on commas and colons, enroot's fstab line on whitespace)",
+			"workloads/profiles.cue:3:132: error: profiles.H200.slurm.pyxis.mounts[0].target: mount target must be an absolute path without commas, colons or whitespace (Pyxis splits its mount list on commas and colons, enroot's fstab line on whitespace)",
 		},
 	},
 	{

@@ -212,6 +212,7 @@ func (l *loader) run(dir string) {
 	l.defSettings = sch.LookupPath(cue.ParsePath("#Settings"))
 	l.decodeCatalog(sch)
 
+	l.checkTopLevel()
 	if !pkg.LookupPath(pathWorkloads).Exists() {
 		l.errorf("%s defines no workloads: add `workloads: <name>: {...}` (and wlc.cue with the schema import, see README)", dir)
 		return
@@ -225,6 +226,7 @@ func (l *loader) run(dir string) {
 	}
 	l.decodeProfiles(pkg)
 	l.decodeWorkloads(pkg)
+	l.checkDefinedTwice()
 }
 
 // typed checks that the package types its workloads and profiles with the

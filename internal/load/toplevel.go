@@ -1,0 +1,107 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/suggest"
+)
+
+// packageFields are the regular top-level fields a workloads package may
+// define; helpers are hidden fields (_x), definitions (#X) or lets.
+var packageFields = []string{"workloads", "profiles"}
+
+// checkTopLevel refuses a regular top-level field the package does not
+// define: CUE would accept `workload: x: {...}` (a typo of workloads) and
+// the workload would silently disappear from the run.
+func (l *loader) checkTopLevel() {
+	for _, f := range l.files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, isIdent, err := ast.LabelName(fd.Label)
+			if err != nil || (isIdent && (strings.HasPrefix(name, "_") || strings.HasPrefix(name, "#"))) {
+				continue
+			}
+			if slices.Contains(packageFields, name) {
+				continue
+			}
+			msg := fmt.Sprintf("unknown top-level field %s: a workloads package defines workloads and profiles (keep helpers in hidden fields _name, definitions #Name or let)", name)
+			if s := suggest.Closest(packageFields, name); s != "" {
+				msg += fmt.Sprintf("; did you mean %s?", s)
+			}
+			l.addAt(fd.Label.Pos(), name, msg)
+		}
+	}
+}
+
+// checkDefinedTwice names both files when a workload defined in several
+// files fails: CUE blames one field of the conflict, and the user needs to
+// know the other definition exists.
+func (l *loader) checkDefinedTwice() {
+	defs := map[string][]token.Pos{}
+	for _, f := range l.files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			if name, _, err := ast.LabelName(fd.Label); err != nil || name != "workloads" {
+				continue
+			}
+			st, ok := fd.Value.(*ast.StructLit)
+			if !ok {
+				continue
+			}
+			for _, e := range st.Elts {
+				if wf, ok := e.(*ast.Field); ok {
+					if w, _, err := ast.LabelName(wf.Label); err == nil {
+						defs[w] = append(defs[w], wf.Label.Pos())
+					}
+				}
+			}
+		}
+	}
+	names := make([]string, 0, len(defs))
+	for n, ps := range defs {
+		if len(ps) > 1 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		prefix := "workloads." + quoteLabel(n)
+		failed := false
+		for _, d := range l.res.Diags {
+			if d.Severity == diag.Error && (d.Path == prefix || strings.HasPrefix(d.Path, prefix+".")) {
+				failed = true
+				break
+			}
+		}
+		if !failed {
+			continue // split across files and consistent: fine
+		}
+		var where []string
+		for _, p := range defs[n] {
+			where = append(where, fmt.Sprintf("%s:%d:%d", l.rel(p.Filename()), p.Line(), p.Column()))
+		}
+		ps := defs[n]
+		l.addAt(ps[len(ps)-1], prefix, fmt.Sprintf("workload %s is defined in %d places (%s) and the definitions conflict (see the errors on its fields); keep one definition", n, len(ps), strings.Join(where, ", ")))
+	}
+}
+
+func (l *loader) addAt(pos token.Pos, path, msg string) {
+	d := diag.Diagnostic{Severity: diag.Error, Path: path, Message: msg}
+	if pos.IsValid() {
+		d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
+	}
+	l.res.Diags.Add(d)
+}
