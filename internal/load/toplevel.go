@@ -15,7 +15,7 @@ import (
 
 // packageFields are the regular top-level fields a workloads package may
 // define; helpers are hidden fields (_x), definitions (#X) or lets.
-var packageFields = []string{"workloads", "profiles"}
+var packageFields = []string{"workloads", "profiles", "settings"}
 
 // checkTopLevel refuses a regular top-level field the package does not
 // define: CUE would accept `workload: x: {...}` (a typo of workloads) and
@@ -34,7 +34,7 @@ func (l *loader) checkTopLevel() {
 			if slices.Contains(packageFields, name) {
 				continue
 			}
-			msg := fmt.Sprintf("unknown top-level field %s: a workloads package defines workloads and profiles (keep helpers in hidden fields _name, definitions #Name or let)", name)
+			msg := fmt.Sprintf("unknown top-level field %s: a workloads package defines workloads, profiles and settings (keep helpers in hidden fields _name, definitions #Name or let)", name)
 			if s := suggest.Closest(packageFields, name); s != "" {
 				msg += fmt.Sprintf("; did you mean %s?", s)
 			}
