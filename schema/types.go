@@ -137,6 +137,7 @@ type Workload struct {
 	IdleGPUs         *IdleGPUs         `json:"idle_gpus,omitempty"`
 	BackendSweep     *BackendSweep     `json:"backend_sweep,omitempty"`
 	CustomSteps      []CustomStep      `json:"custom_steps,omitempty"`
+	CustomJob        *CustomJob        `json:"custom_job,omitempty"`
 }
 
 // IdleGPUs mirrors #IdleGPUs.
@@ -154,6 +155,14 @@ type BackendSweep struct {
 // CustomStep mirrors #CustomStep.
 type CustomStep struct {
 	Name    string            `json:"name"`
+	Where   string            `json:"where"`
+	Script  string            `json:"script,omitempty"`
+	Command []string          `json:"command,omitempty"`
+	Env     map[string]string `json:"env"`
+}
+
+// CustomJob mirrors #CustomJob.
+type CustomJob struct {
 	Where   string            `json:"where"`
 	Script  string            `json:"script,omitempty"`
 	Command []string          `json:"command,omitempty"`

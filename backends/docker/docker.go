@@ -54,6 +54,10 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if err != nil {
 		return runner.Runtime{}, err
 	}
+	job, err := jobFunction(w, host)
+	if err != nil {
+		return runner.Runtime{}, err
+	}
 	start, err := runCommand(w, host)
 	if err != nil {
 		return runner.Runtime{}, err
@@ -92,10 +96,19 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"}\n" + functions,
 		Prepare:      prepare,
 		ToolsAtStart: true,
+		Job:          job,
 	}, nil
 }
 
 func where(w plan.Workload) string {
+	if j := w.Job; j != nil {
+		if j.Where == "host" {
+			return "It runs on a " + w.Platform + " docker host: the custom job runs on the host itself, no container\n" +
+				"is started."
+		}
+		return "It runs on a " + w.Platform + " docker host: `docker run` runs the custom job in the image with the\n" +
+			"GPUs (no server); its results are copied out and the container is always removed."
+	}
 	server := "`vllm serve`"
 	if w.Engine == schema.EngineSGLang {
 		server = "`python3 -m sglang.launch_server`"
@@ -148,12 +161,10 @@ func gpusDefault(w plan.Workload) string {
 	return fmt.Sprint(w.GPUsPerNode)
 }
 
-// runCommand is the docker run command, flags in a fixed order: name and
-// label, devices for the vendor, IPC and limits, port, mounts, env, secrets
-// by name, then the image and the server's arguments: a vLLM image's
-// entrypoint is `vllm serve`, so it gets only the arguments; an SGLang image
-// has none, so it gets the whole `python3 -m sglang.launch_server` command.
-func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
+// containerFlags are the docker run flags every container of w gets, in
+// a fixed order: name and label, devices for the vendor, IPC and limits,
+// the port (when port), mounts, env, secrets by name.
+func containerFlags(w plan.Workload, host schema.DockerHost, port bool) ([][]string, error) {
 	var lines [][]string
 	var err error
 	add := func(ws ...string) { lines = append(lines, ws) }
@@ -165,7 +176,6 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 		}
 		add(flag, v)
 	}
-	add("docker", "run", "-d")
 	add("--name", `"$WLC_CONTAINER"`)
 	addq("--label", "wlc.workload="+w.Name)
 	switch w.Platform {
@@ -191,7 +201,9 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 		add("--ulimit", "stack=67108864")
 	}
 	add("--ulimit", "nofile=65536:65536")
-	add("-p", `"127.0.0.1:$WLC_PORT:$WLC_PORT"`)
+	if port {
+		add("-p", `"127.0.0.1:$WLC_PORT:$WLC_PORT"`)
+	}
 	if hf := hfHome(w); hf != "" {
 		addq("-v", hf+":"+hf)
 	} else {
@@ -203,13 +215,58 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	for _, e := range w.Env {
 		a, e2 := runner.Assign(e.Name, e.Value, runner.NoVars)
 		if e2 != nil {
-			return "", e2
+			return nil, e2
 		}
 		add("-e", a)
 	}
 	for _, s := range w.Secrets {
 		addq("-e", s)
 	}
+	return lines, err
+}
+
+// jobFunction defines wlc_job_run for a custom job: the image run attached
+// with the flags the server's container would get (no port), in the job's
+// working directory, bash as the entrypoint making DIR first. The container stays until teardown, so
+// wlc_fetch_dir can copy DIR out of it.
+func jobFunction(w plan.Workload, host schema.DockerHost) (string, error) {
+	if w.Job == nil || w.Job.Where == "host" {
+		return "", nil
+	}
+	flags, err := containerFlags(w, host, false)
+	if err != nil {
+		return "", err
+	}
+	lines := append([][]string{{"docker", "run"}}, flags...)
+	// The job's own files (its script) are in the job's working directory,
+	// which the container sees at the same path and starts in.
+	lines = append(lines, []string{"-v", `"$PWD:$PWD"`, "-w", `"$PWD"`})
+	lines = append(lines, []string{"--entrypoint", "bash", `"$WLC_IMAGE"`},
+		[]string{"-c", `'mkdir -p "$1" && shift && exec "$@"'`, "wlc-job", `"$WLC_BENCH_DIR/$dir"`, `"$@"`, "</dev/null"})
+	return "# wlc_job_run DIR CMD...: the custom job in the image, attached, with the\n" +
+		"# GPUs, mounts and env the server would get; DIR (under $WLC_BENCH_DIR) is\n" +
+		"# made first. The container is removed at teardown, after its results.\n" +
+		"wlc_job_run() {\n" +
+		"  local dir=$1\n" +
+		"  shift\n" +
+		"  WLC_STARTED=1\n" +
+		"  wlc_log \"running the custom job in container $WLC_CONTAINER\"\n" +
+		"  " + runner.Continued(lines, "    ") + "\n" +
+		"}\n", nil
+}
+
+// runCommand is the docker run command of the server, flags in a fixed
+// order: containerFlags, then the image and the server's arguments: a vLLM
+// image's entrypoint is `vllm serve`, so it gets only the arguments; an
+// SGLang image has none, so it gets the whole `python3 -m
+// sglang.launch_server` command.
+func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
+	flags, err := containerFlags(w, host, true)
+	if err != nil {
+		return "", err
+	}
+	lines := append([][]string{{"docker", "run", "-d"}}, flags...)
+	add := func(ws ...string) { lines = append(lines, ws) }
 	if len(w.Tools) > 0 {
 		// The tools check runs first in the container, which is where the
 		// clients run (docker exec); the server starts only once it passed.

@@ -71,17 +71,24 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if w.Engine == schema.EngineSGLang {
 		tools = []string{"python3", "setsid"} // sglang is a python3 module
 	}
+	if w.Job != nil {
+		tools = nil // the job brings its own
+	}
 	reset := ""
 	if x := runner.ServeExtra(w); x != nil {
 		serve += " \\\n    " + strings.Join(x, " ")
 		// A sweep starts a server per backend: forget the last one's status.
 		reset = "  WLC_SERVER_WAITED=0\n"
 	}
+	desc := "It runs where " + where + " is installed (a pod with the " + w.Platform + " " + runner.EngineName(w) + " image): `" + name + "` is a\n" +
+		"child process in its own process group, logging to results/; everything else runs beside it,\n" +
+		"after the client tools the steps need are checked (and installed with pip) before the server starts."
+	if w.Job != nil {
+		desc = "It runs on the machine (or in the pod) that has the GPUs: the custom job runs here, no server."
+	}
 	return runner.Runtime{
 		Backend: "native",
-		Where: "It runs where " + where + " is installed (a pod with the " + w.Platform + " " + runner.EngineName(w) + " image): `" + name + "` is a\n" +
-			"child process in its own process group, logging to results/; everything else runs beside it,\n" +
-			"after the client tools the steps need are checked (and installed with pip) before the server starts.",
+		Where:   desc,
 		Tools:   tools,
 		Globals: g.String(),
 		Functions: "# wlc_server_start: starts " + name + " in its own session (setsid), so\n" +
@@ -96,6 +103,14 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"  WLC_FOLLOWER_PID=$!\n" +
 			"}\n" + functions,
 		Prepare: "WLC_BENCH_DIR=$WLC_RESULTS_DIR\n",
+		Job: "# wlc_job_run DIR CMD...: the custom job runs here, where the server\n" +
+			"# would, with the GPUs this machine gives the job.\n" +
+			"wlc_job_run() {\n" +
+			"  mkdir -p \"$WLC_BENCH_DIR/$1\" || return\n" +
+			"  shift\n" +
+			"  wlc_log \"running the custom job\"\n" +
+			"  \"$@\" </dev/null\n" +
+			"}\n",
 	}, nil
 }
 

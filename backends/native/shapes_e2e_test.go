@@ -1,10 +1,12 @@
 package native_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
+	"github.com/wlcdev/wlc/internal/testenv"
 )
 
 // TestSweepEndToEnd: three servers one after another, FLASH_ATTN refused
@@ -23,4 +25,23 @@ func TestCustomStepsEndToEnd(t *testing.T) {
 		"custom-models/model.txt":     "model Qwen/Qwen3-8B",
 		"custom-host-probe/probe.txt": "it's $(not) expanded",
 	})
+}
+
+// TestCustomJobEndToEnd: the team's script runs once in the server's place
+// (no server), its arguments and env verbatim, its results kept; a failing
+// script fails the job with its status; a host job runs beside the script.
+func TestCustomJobEndToEnd(t *testing.T) {
+	t.Parallel()
+	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", "custom_job.txtar"))
+	if len(ws) != 2 {
+		t.Fatalf("custom_job.txtar: %d workloads, want 2", len(ws))
+	}
+	for _, w := range ws {
+		if w.Job.Where == "host" {
+			runnertest.CheckJob(t, native.Backend{}, w, 0)
+			continue
+		}
+		runnertest.CheckJob(t, native.Backend{}, w, 0)
+		runnertest.CheckJob(t, native.Backend{}, w, 3)
+	}
 }

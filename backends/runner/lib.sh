@@ -8,7 +8,7 @@ WLC_INGEST_TOKEN=${INGEST_BEARER_TOKEN:-}
 export -n WLC_INGEST_TOKEN
 unset INGEST_BEARER_TOKEN
 WLC_FAILED=()       # labels of the failed steps, for the summary
-WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped
+WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped; none: no server (a custom job)
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
 
@@ -161,7 +161,7 @@ wlc_step() {
   wlc_log "FAILED $label (exit $rc)"
   WLC_FAILED+=("$label")
   [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$rc
-  wlc_server_alive || wlc_server_gone
+  [ "$WLC_SERVER_GONE" != 0 ] || wlc_server_alive || wlc_server_gone
 }
 
 # wlc_server_gone: the server died while the job still needed it.

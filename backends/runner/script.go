@@ -98,6 +98,10 @@ type Runtime struct {
 	// wlc_server_start (e.g. naming the container, pulling the image); it
 	// must set WLC_BENCH_DIR.
 	Prepare string
+	// Job defines wlc_job_run DIR CMD...: CMD where the server would
+	// run, in the image with every reserved GPU, DIR (under
+	// $WLC_BENCH_DIR) made first. Empty: the backend runs no custom job.
+	Job string
 	// ToolsAtStart says wlc_server_start checks the client tools itself,
 	// in the server's container before vllm serve (docker: the container
 	// exists only once it starts). Otherwise Run checks them first with
@@ -131,6 +135,12 @@ func Script(w plan.Workload, rt Runtime) ([]byte, error) {
 		b.WriteString(rt.Globals + "\n")
 	}
 	b.WriteString(rt.Functions)
+	if w.Job != nil && w.Job.Where != "host" {
+		if rt.Job == "" {
+			return nil, fmt.Errorf("the %s backend cannot run a custom job with the GPUs; use where: \"host\" or another backend", rt.Backend)
+		}
+		b.WriteString("\n" + rt.Job)
+	}
 	run, err := Run(w, rt)
 	if err != nil {
 		return nil, err
@@ -160,7 +170,9 @@ func Header(w plan.Workload, rt Runtime) string {
 	hw := w.Hardware
 	c("Hardware:   %d of %d %s GPUs on one node (%s %s, %s); profile %s, runtime %s",
 		w.GPUsPerNode, hw.GPUsPerNode, hw.Name, hw.Vendor, hw.Architecture, hw.Generation, w.Profile.Name, w.Profile.Runtime)
-	c("Parallel:   tensor %d, pipeline %d, data %d%s", w.Serve.TensorParallelSize, w.Serve.PipelineParallelSize, w.Serve.DataParallelSize, map[bool]string{true: ", expert parallel"}[w.Serve.ExpertParallel])
+	if w.Job == nil {
+		c("Parallel:   tensor %d, pipeline %d, data %d%s", w.Serve.TensorParallelSize, w.Serve.PipelineParallelSize, w.Serve.DataParallelSize, map[bool]string{true: ", expert parallel"}[w.Serve.ExpertParallel])
+	}
 	prec := w.Precision
 	if w.PrecisionSupport.Path != "" {
 		prec += fmt.Sprintf(": %s on %s (%s)", w.PrecisionSupport.Path, hw.Architecture, w.PrecisionSupport.Kernel)
@@ -182,7 +194,11 @@ func Header(w plan.Workload, rt Runtime) string {
 	c("")
 	c("%s", rt.Where)
 	c("Run it from the directory that should receive results/:  bash %s.sh", w.Name)
-	c("It needs bash and %s. The exit status is the first failed step's.", strings.Join(append([]string{"curl"}, rt.Tools...), ", "))
+	prereq := "bash"
+	if n := needs(w, rt); len(n) > 0 {
+		prereq += " and " + strings.Join(n, ", ")
+	}
+	c("It needs %s. The exit status is the first failed step's.", prereq)
 	c("")
 	c("Optional environment:")
 	env := [][2]string{
@@ -218,6 +234,12 @@ func portDefault(w plan.Workload) string {
 }
 
 func stepSummary(w plan.Workload) string {
+	if j := w.Job; j != nil {
+		if j.Where == "host" {
+			return "the custom job, on the host running this script (no server, no container)"
+		}
+		return "the custom job, in the server's place with every reserved GPU (no server)"
+	}
 	var parts []string
 	if n := len(w.Bench); n > 0 {
 		inv := 0
@@ -483,13 +505,23 @@ func compactJSON(v any) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
+// needs are the programs the script checks for first: curl (to poll the
+// server) and the runtime's; a custom job polls no server.
+func needs(w plan.Workload, rt Runtime) []string {
+	if w.Job != nil {
+		return rt.Tools
+	}
+	return append([]string{"curl"}, rt.Tools...)
+}
+
 // Run is the run section: checks, wlc_init, the runtime's Prepare, server
 // start, readiness, then Steps, then exit with the first failure's status.
 func Run(w plan.Workload, rt Runtime) (string, error) {
 	var b strings.Builder
 	b.WriteString("# ---- Run ----\n\n")
-	tools := append([]string{"curl"}, rt.Tools...)
-	b.WriteString("wlc_require " + strings.Join(tools, " ") + "\n")
+	if tools := needs(w, rt); len(tools) > 0 {
+		b.WriteString("wlc_require " + strings.Join(tools, " ") + "\n")
+	}
 	if len(w.Secrets) > 0 {
 		b.WriteString("wlc_warn_unset " + strings.Join(w.Secrets, " ") + "\n")
 	}

@@ -22,6 +22,9 @@ func ServeExtra(w plan.Workload) []string {
 // the workload's sweep (steps become the function wlc_steps, each run a
 // wlc_sweep_run), then the sweep's summary.
 func Serve(w plan.Workload, steps string) (string, error) {
+	if w.Job != nil {
+		return JobStep(*w.Job)
+	}
 	if w.Sweep == nil {
 		return "wlc_server_start\nwlc_wait_ready || exit $?\n" + steps, nil
 	}
@@ -85,14 +88,48 @@ func CustomStep(c plan.CustomRun) (string, error) {
 	return fmt.Sprintf("# custom step %s (on the %s)\n%s\n", Comment(c.Name), c.Where, Continued(lines, "  ")), nil
 }
 
+// JobStep renders a custom job, which runs instead of the server and
+// every step: wlc_job with its env and argv, placeholders read where it
+// runs.
+func JobStep(c plan.CustomRun) (string, error) {
+	vars := ServerVars
+	where := "in the server's place, with every reserved GPU"
+	if c.Where == "host" {
+		vars, where = HostVars, "on the host running this script"
+	}
+	head, err := Words([]string{c.Where, c.Dir}, NoVars)
+	if err != nil {
+		return "", err
+	}
+	lines := [][]string{{"wlc_step", "'custom job'", "wlc_job", head[0], head[1], "--", "env"}}
+	for _, e := range c.Env {
+		a, err := Assign(e.Name, e.Value, vars)
+		if err != nil {
+			return "", err
+		}
+		lines = append(lines, []string{a})
+	}
+	argv, err := Words(c.Argv, vars)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range argv {
+		lines = append(lines, []string{a})
+	}
+	return fmt.Sprintf("\n# The custom job, %s; no server runs.\nWLC_SERVER_GONE=none\n%s\n", where, Continued(lines, "  ")), nil
+}
+
 //go:embed sweep.sh
 var sweepLib string
 
 //go:embed custom.sh
 var customLib string
 
+//go:embed job.sh
+var jobLib string
+
 // Extras are the shell functions only some workloads need, after
-// Library(): the backend sweep's and the custom steps'.
+// Library(): the backend sweep's, the custom steps' and the custom job's.
 func Extras(w plan.Workload) string {
 	var b strings.Builder
 	if w.Sweep != nil {
@@ -100,6 +137,9 @@ func Extras(w plan.Workload) string {
 	}
 	if len(w.Custom) > 0 {
 		b.WriteString("\n" + customLib)
+	}
+	if w.Job != nil {
+		b.WriteString("\n" + jobLib)
 	}
 	return b.String()
 }

@@ -195,6 +195,9 @@ func Script(w plan.Workload) (string, error) {
 	} else {
 		g.functions()
 	}
+	if w.Job != nil && w.Job.Where != "host" {
+		g.jobFunction()
+	}
 	g.run()
 	if g.err != nil {
 		return "", fmt.Errorf("workload %s: %w", w.Name, g.err)
@@ -377,6 +380,25 @@ func (g *gen) functions() {
 	g.client()
 }
 
+// jobFunction defines wlc_job_run for a custom job: one step on the head
+// node with the node's GPUs, in the server's container, DIR made first in
+// the shared results directory.
+func (g *gen) jobFunction() {
+	step := [][]string{{"srun", "--nodes=1", "--ntasks=1", `--nodelist="$WLC_HEAD"`, gpuFlag(g.w)}}
+	for _, o := range g.common() {
+		step = append(step, []string{o})
+	}
+	step = append(step, []string{`"$@"`, "</dev/null"})
+	g.printf("\n# wlc_job_run DIR CMD...: the custom job as a step on the head node with its\n")
+	g.printf("# GPUs, in the server's container; DIR is made first in the results.\n")
+	g.printf("wlc_job_run() {\n")
+	g.printf("  mkdir -p \"$WLC_BENCH_DIR/$1\" || return\n")
+	g.printf("  shift\n")
+	g.printf("  wlc_log \"running the custom job on $WLC_HEAD\"\n")
+	g.printf("  %s\n", runner.Continued(step, "    "))
+	g.printf("}\n")
+}
+
 // client defines wlc_in_server, the client steps' runner.
 func (g *gen) client() {
 	w := g.w
@@ -447,7 +469,11 @@ func (g *gen) pyxisFlags() []string {
 func (g *gen) run() {
 	w := g.w
 	g.printf("\n# ---- Run ----\n\n")
-	g.printf("wlc_require curl scontrol srun\n")
+	if w.Job != nil {
+		g.printf("wlc_require scontrol srun\n")
+	} else {
+		g.printf("wlc_require curl scontrol srun\n")
+	}
 	if len(w.Secrets) > 0 {
 		g.printf("wlc_warn_unset %s\n", strings.Join(w.Secrets, " "))
 	}

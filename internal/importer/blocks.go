@@ -77,7 +77,8 @@ func (c *conv) vllm(w *workload, top map[string]field) {
 		s = &serveState{ints: map[string]int{}}
 	}
 	tp, dp, pp := orOne(s.ints["tensor_parallel_size"]), orOne(s.ints["data_parallel_size"]), orOne(s.ints["pipeline_parallel_size"])
-	if _, pd := top["serving"]; !pd && w.gpus > 0 && tp*dp*pp != w.gpus {
+	_, job := top["custom_script"]
+	if _, pd := top["serving"]; !pd && !job && w.gpus > 0 && tp*dp*pp != w.gpus {
 		var at *yaml.Node
 		if w.gpusAt != nil {
 			at = w.gpusAt.val
@@ -329,6 +330,51 @@ func (c *conv) evals(w *workload, top map[string]field) {
 			w.lines = append(w.lines, text)
 		}
 	}
+}
+
+// customJob renders perf-eval's custom_script (its B300 ablation branch) as
+// a custom_job: the script, run with bash from the job's working directory,
+// in the image with the GPUs, or on the host with host_runtime: true;
+// custom_group reaches it as CUSTOM_GROUP.
+func (c *conv) customJob(w *workload, top map[string]field) {
+	f, ok := top["custom_script"]
+	if !ok {
+		for _, k := range []string{"custom_group", "host_runtime"} {
+			if g, ok := top[k]; ok {
+				c.errorf(g.key, k, "%s without custom_script: it only configured how perf-eval's B300 branch ran a custom_script; remove it", k)
+			}
+		}
+		return
+	}
+	if f.val.Kind != yaml.ScalarNode || f.val.Tag != "!!str" || strings.TrimSpace(f.val.Value) == "" {
+		c.errorf(f.val, "custom_script", "custom_script must be the path of a script")
+		return
+	}
+	var lines []string
+	if h, ok := top["host_runtime"]; ok {
+		switch {
+		case h.val.Tag != "!!bool":
+			c.errorf(h.val, "host_runtime", "host_runtime must be true or false, not %q", h.val.Value)
+			return
+		case h.val.Value == "true":
+			lines = append(lines, `where: "host"`)
+		}
+	}
+	lines = append(lines, "command: [\"bash\", "+quote(f.val.Value)+"]")
+	why := "perf-eval's B300 branch ran " + f.val.Value + " in the workload's place"
+	if g, ok := top["custom_group"]; ok {
+		if g.val.Kind != yaml.ScalarNode || g.val.Value == "" {
+			c.errorf(g.val, "custom_group", "custom_group must be a name")
+			return
+		}
+		lines = append(lines, "env: CUSTOM_GROUP: "+quote(g.val.Value))
+		c.warnf(g.key, "custom_group", "custom_group %q reaches the script as CUSTOM_GROUP: the B300 branch's runner (not in perf-eval's main line) chose how the script saw it; check %s reads CUSTOM_GROUP", g.val.Value, f.val.Value)
+	}
+	c.warnf(f.key, "custom_script", "%s runs from the job's working directory: commit it where the job checks out (perf-eval kept it in its own repository)", f.val.Value)
+	text := "custom_job: {\n" + strings.Join(lines, "\n") + "\n}"
+	w.blocks = append(w.blocks, text)
+	w.lines = append(w.lines, "// "+why+".")
+	w.lines = append(w.lines, text)
 }
 
 // strictFields renders a mapping whose keys perf-eval checked; any other

@@ -22,14 +22,10 @@ import (
 // corpusRefusals are the perf-eval workloads `wlc import perf-eval` still
 // refuses, each with the reason (a piece of its error). Anything else in
 // the corpus must import.
-var corpusRefusals = map[string]string{
-	"ac_glm52_b300_ablation_current.yaml": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers",
-	"ac_glm52_b300_ablation_rebased.yaml": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers",
-	"b300_host_diagnostic.yaml":           "host_runtime (B300 ablation branch) ran a custom_script on the host with no server at all",
-}
+var corpusRefusals = map[string]string{}
 
 // corpusShapes are the workloads that need backend_sweep, vllm_bench.sweep,
-// idle_gpus or the SGLang engine: each must import with that shape and vet with no error
+// idle_gpus, a custom_job or the SGLang engine: each must import with that shape and vet with no error
 // but the listed real defects of the original.
 var corpusShapes = map[string]struct {
 	shape  string   // what the import must contain
@@ -56,12 +52,16 @@ var corpusShapes = map[string]struct {
 	"moe_sweep_deepseek_r1_mxfp4_mi355x.yaml":         {`backend_sweep: moe: ["default"]`, nil},
 	"moe_sweep_gpt_oss_120b_mi355x.yaml":              {`backend_sweep: moe: ["default", "triton", "aiter"]`, nil},
 	"gpt_oss_120b_h200_sweep.yaml":                    {`vllm_bench: sweep: {`, nil},
-	"glm_5_2_sglang_b200.yaml":                        {`engine:             "sglang"`, nil},
-	"gemma_4_31b_it_h200.yaml":                        {`idle_gpus: {count: 7, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 1 server"}`, nil},
-	"gpt_oss_120b_h200.yaml":                          {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
-	"minimax_m2_5_h200.yaml":                          {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
-	"minimax_m3_mi355x.yaml":                          {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
-	"minimax_m2_5_mi355x.yaml":                        {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
+	// perf-eval's B300 branch ran these scripts in the server's place.
+	"ac_glm52_b300_ablation_current.yaml": {"custom_job: {\n\t\tcommand: [\"bash\", \"manual/ac_glm52_b300_ablation.sh\"]\n\t\tenv: CUSTOM_GROUP: \"current\"\n\t}", nil},
+	"ac_glm52_b300_ablation_rebased.yaml": {"custom_job: {\n\t\tcommand: [\"bash\", \"manual/ac_glm52_b300_ablation.sh\"]\n\t\tenv: CUSTOM_GROUP: \"rebased\"\n\t}", nil},
+	"b300_host_diagnostic.yaml":           {"custom_job: {\n\t\twhere: \"host\"\n\t\tcommand: [\"bash\", \"manual/b300_host_diagnostic.sh\"]\n\t}", nil},
+	"glm_5_2_sglang_b200.yaml":            {`engine:             "sglang"`, nil},
+	"gemma_4_31b_it_h200.yaml":            {`idle_gpus: {count: 7, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 1 server"}`, nil},
+	"gpt_oss_120b_h200.yaml":              {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
+	"minimax_m2_5_h200.yaml":              {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
+	"minimax_m3_mi355x.yaml":              {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
+	"minimax_m2_5_mi355x.yaml":            {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`, nil},
 	"deepseek_v4_1_flash_mi355x.yaml": {`idle_gpus: {count: 4, reason: "perf-eval reserved 8 GPUs for this TP×DP×PP = 4 server"}`,
 		[]string{"vllm_bench.configs[0].speed_bench_dataset_subset", "vllm_bench.configs[0].speed_bench_category", "vllm_bench.configs[1].speed_bench_dataset_subset", "vllm_bench.configs[1].speed_bench_category"}},
 }

@@ -153,10 +153,7 @@ func join(path, key string) string {
 
 // unsupported are perf-eval keys (from branches) wlc has no place for.
 var unsupported = map[string]string{
-	"custom_script": "custom_script (B300 ablation branch) replaced perf-eval's whole run with a script that starts its own servers; wlc's custom_steps run beside the server wlc starts, so write each server the script starts as a workload (or a backend_sweep) with custom_steps for the rest",
-	"custom_group":  "custom_group only selected arms inside a custom_script",
-	"host_runtime":  "host_runtime (B300 ablation branch) ran a custom_script on the host with no server at all; wlc starts the workload's server and runs custom_steps beside it (where: \"host\")",
-	"aiperf":        "wlc has no aiperf runner",
+	"aiperf": "wlc has no aiperf runner",
 }
 
 var unsupportedVLLM = map[string]string{
@@ -195,7 +192,8 @@ func (c *conv) run(data []byte) {
 			continue
 		}
 		switch k {
-		case "serving", "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "sglang", "lm_eval", "vllm_bench", "sglang_bench", "bfcl":
+		case "serving", "name", "gpu", "num_gpus", "num_nodes", "gpus_per_node", "nightly", "timeout_in_minutes", "bench_only", "vllm", "sglang", "lm_eval", "vllm_bench", "sglang_bench", "bfcl",
+			"custom_script", "custom_group", "host_runtime":
 		default:
 			c.warnf(f.key, k, "unknown key %s (perf-eval ignored it); kept as a TODO comment, not converted", k)
 			todo = append(todo, yamlText(f))
@@ -230,6 +228,7 @@ func (c *conv) run(data []byte) {
 		c.serving(w, top)
 	}
 	c.evals(w, top)
+	c.customJob(w, top)
 	if len(w.blocks) == 0 && !c.diags.HasErrors() {
 		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs, sglang_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
 	}

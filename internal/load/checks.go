@@ -146,8 +146,8 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
 	warnf := func(field, format string, args ...any) { l.report(diag.Warning, base, wv, field, format, args...) }
 
-	if w.LMEval == nil && w.VLLMBench == nil && w.SGLangBench == nil && w.BFCL == nil && len(w.CustomSteps) == 0 {
-		errf("", "workload runs nothing: define at least one of lm_eval, %s, bfcl or custom_steps", map[bool]string{false: "vllm_bench", true: "sglang_bench"}[w.Engine == schema.EngineSGLang])
+	if w.LMEval == nil && w.VLLMBench == nil && w.SGLangBench == nil && w.BFCL == nil && len(w.CustomSteps) == 0 && w.CustomJob == nil {
+		errf("", "workload runs nothing: define at least one of lm_eval, %s, bfcl or custom_steps (or a custom_job in the server's place)", map[bool]string{false: "vllm_bench", true: "sglang_bench"}[w.Engine == schema.EngineSGLang])
 	}
 
 	prof, known := l.res.Profiles[w.Profile]

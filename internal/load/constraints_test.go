@@ -339,7 +339,7 @@ var constraintCases = []constraintCase{
 	serve: tensor_parallel_size: 8
 `,
 		want: []string{
-			"workloads/w.cue:3:12: error: workloads.w: workload runs nothing: define at least one of lm_eval, vllm_bench, bfcl or custom_steps",
+			"workloads/w.cue:3:12: error: workloads.w: workload runs nothing: define at least one of lm_eval, vllm_bench, bfcl or custom_steps (or a custom_job in the server's place)",
 		},
 	},
 	{

@@ -101,6 +101,10 @@ type Workload struct {
 	// Custom are the workload's own steps, run after bench, lm_eval and
 	// bfcl against the live server.
 	Custom []CustomRun `json:"custom_steps,omitempty"`
+	// Job, when set, runs instead of the server and every step: the
+	// team's own program with the reserved GPUs (Where "gpus"), or on the
+	// host running the job (Where "host"); its status is the job's.
+	Job *CustomRun `json:"custom_job,omitempty"`
 }
 
 // BackendSweep is one server per backend, in order.
@@ -125,7 +129,8 @@ type SweepRun struct {
 // CustomRun is one custom step.
 type CustomRun struct {
 	Name string `json:"name"`
-	// Where is server (beside the server, where vllm runs) or host.
+	// Where is server (beside the server, where vllm runs) or host; for
+	// a custom job, gpus (in the server's place) or host.
 	Where string `json:"where"`
 	// Dir is the step's results subdirectory (custom-<name>), given to it
 	// as WLC_STEP_DIR.

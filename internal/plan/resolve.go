@@ -133,6 +133,9 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	for _, s := range w.CustomSteps {
 		p.Custom = append(p.Custom, customRun(w, s))
 	}
+	if j := w.CustomJob; j != nil {
+		p.Job = customJob(w, *j)
+	}
 	p.Datasets = datasets(p.Bench)
 	p.Tools = tools(p, prof)
 	p.Ingest = ingestTags(p)
@@ -162,6 +165,27 @@ func backendSweep(s *schema.BackendSweep) *BackendSweep {
 		sw.Runs = append(sw.Runs, r)
 	}
 	return sw
+}
+
+// customJob is the program a custom_job runs in the server's place: it
+// gets the model and a results directory, no server URL.
+func customJob(w schema.Workload, j schema.CustomJob) *CustomRun {
+	r := &CustomRun{Name: "job", Where: j.Where, Dir: "custom-job"}
+	if r.Where == "" {
+		r.Where = "gpus"
+	}
+	for _, k := range slices.Sorted(maps.Keys(j.Env)) {
+		r.Env = append(r.Env, EnvVar{Name: k, Value: j.Env[k]})
+	}
+	r.Env = append(r.Env,
+		EnvVar{Name: "WLC_MODEL", Value: w.Model},
+		EnvVar{Name: "WLC_STEP_DIR", Value: ResultsDir + "/" + r.Dir})
+	if len(j.Command) > 0 {
+		r.Argv = append([]string(nil), j.Command...)
+	} else {
+		r.Argv = []string{"bash", "-c", j.Script, "custom-job"}
+	}
+	return r
 }
 
 func customRun(w schema.Workload, s schema.CustomStep) CustomRun {

@@ -1,6 +1,7 @@
 package runnertest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,4 +152,52 @@ func CheckCustom(t *testing.T, b backends.Backend, w plan.Workload, files map[st
 		}
 	}
 	j.NoProcessLeft(t)
+}
+
+// CheckJob runs a workload with a custom_job and checks what a user relies
+// on: no server starts, the job's program runs once with its arguments and
+// env verbatim (given a manual/ablation.sh in the job's directory when it
+// runs one), its results directory is kept, its exit status is the job's
+// (WLC_STUB_JOB_EXIT), and nothing is left running.
+func CheckJob(t *testing.T, b backends.Backend, w plan.Workload, exit int) Result {
+	t.Helper()
+	if w.Job == nil {
+		t.Fatalf("%s has no custom job", w.Name)
+	}
+	j := NewJob(t, b, w, fmt.Sprintf("WLC_STUB_JOB_EXIT=%d", exit))
+	script := "#!/usr/bin/env bash\n" +
+		"printf '%s\\n' \"$@\" \"group $CUSTOM_GROUP\" \"model $WLC_MODEL\" >\"$WLC_STEP_DIR/args.txt\"\n" +
+		"exit \"${WLC_STUB_JOB_EXIT:-0}\"\n"
+	if err := os.MkdirAll(filepath.Join(j.Dir, "manual"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(j.Dir, "manual", "ablation.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := j.Run(t, 120*time.Second)
+	if res.Code != exit {
+		t.Fatalf("exit %d, want the job's %d:\n%s", res.Code, exit, res.Output)
+	}
+	if s := Find(j.Records(t), "vllm", "serve"); len(s) > 0 {
+		t.Errorf("a custom job started %d server(s)", len(s))
+	}
+	dir := filepath.Join(j.Results(), w.Job.Dir)
+	if w.Job.Where == "host" {
+		for _, f := range []string{"kernel.txt", "model.txt"} {
+			if data, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(data) == 0 {
+				t.Errorf("%s/%s: %q, %v\n%s", w.Job.Dir, f, data, err, res.Output)
+			}
+		}
+	} else {
+		got, err := os.ReadFile(filepath.Join(dir, "args.txt"))
+		want := "--arm\nit's $(not) expanded\ngroup current\nmodel " + w.Model + "\n"
+		if err != nil || string(got) != want {
+			t.Errorf("%s/args.txt = %q (%v), want %q\n%s", w.Job.Dir, got, err, want, res.Output)
+		}
+	}
+	if exit != 0 && !strings.Contains(res.Output, "custom job") {
+		t.Errorf("the output does not name the failed custom job:\n%s", res.Output)
+	}
+	j.NoProcessLeft(t)
+	return res
 }

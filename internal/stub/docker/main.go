@@ -3,7 +3,7 @@
 // for wlc's job scripts, with the real CLI's option names (an unknown option
 // is an error, so a typo in a generated script fails the test):
 //
-//	run -d [opts] IMAGE [ARG...]  starts the image's entrypoint with ARG...
+//	run [-d] [opts] IMAGE [ARG...]  starts the image's entrypoint with ARG...
 //	                              from PATH as the "container" (`vllm serve`;
 //	                              none for an sglang image: ARG... is the
 //	                              command; --entrypoint E runs `E ARG...`),
@@ -11,7 +11,9 @@
 //	                              from this process) plus PATH, HOME,
 //	                              PYTHONPATH (the image's Python packages) and
 //	                              WLC_STUB_*, -p host and container ports
-//	                              must match; prints the id
+//	                              must match, -w sets the working directory;
+//	                              prints the id (-d), or waits, prints the
+//	                              output and exits with the container's status
 //	exec [-i] [-e K=V] NAME CMD   runs CMD with the container's env
 //	logs [-f] [--tail N] NAME     the container's output
 //	inspect -f TEMPLATE NAME      {{.State.Running}} {{.State.ExitCode}}
@@ -103,11 +105,12 @@ func record(args []string) {
 }
 
 type config struct {
-	ID    string   `json:"id"`
-	Name  string   `json:"name"`
-	Image string   `json:"image"`
-	Env   []string `json:"env"`
-	Cmd   []string `json:"cmd"`
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Image   string   `json:"image"`
+	Env     []string `json:"env"`
+	Cmd     []string `json:"cmd"`
+	Workdir string   `json:"workdir,omitempty"`
 }
 
 func dir(name string) string { return filepath.Join(state, "containers", name) }
@@ -156,7 +159,7 @@ var runBool = map[string]bool{"-d": true, "--detach": true, "--rm": true, "--ini
 	"--privileged": true, "-i": true, "-t": true, "-it": true}
 
 func run(args []string) {
-	var name, ep string
+	var name, ep, workdir string
 	var env []string
 	detached := false
 	i := 0
@@ -198,10 +201,12 @@ func run(args []string) {
 			}
 		case "--entrypoint":
 			ep = val
+		case "-w", "--workdir":
+			if !strings.HasPrefix(val, "/") {
+				fatal(125, "the working directory '"+val+"' is invalid, it needs to be an absolute path")
+			}
+			workdir = val
 		}
-	}
-	if !detached {
-		fatal(125, "fake docker: only run -d is supported")
 	}
 	if i >= len(args) {
 		fatal(125, "docker run requires at least 1 argument")
@@ -231,7 +236,7 @@ func run(args []string) {
 			base = append(base, kv)
 		}
 	}
-	c := config{ID: fmt.Sprintf("%064x", time.Now().UnixNano()), Name: name, Image: image, Env: append(base, env...), Cmd: cmd}
+	c := config{ID: fmt.Sprintf("%064x", time.Now().UnixNano()), Name: name, Image: image, Env: append(base, env...), Cmd: cmd, Workdir: workdir}
 	data, _ := json.MarshalIndent(c, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir(name), "config.json"), data, 0o644); err != nil {
 		fatal(125, err.Error())
@@ -246,6 +251,9 @@ func run(args []string) {
 	_ = sup.Process.Release()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, ok := readInt(name, "pid"); ok {
+			if !detached {
+				attach(name)
+			}
 			fmt.Println(c.ID)
 			return
 		}
@@ -254,6 +262,20 @@ func run(args []string) {
 		}
 	}
 	fatal(125, "fake docker: the container did not start")
+}
+
+// attach is `docker run` without -d: the container's output, then its exit
+// status as docker's own.
+func attach(name string) {
+	for {
+		if code, ok := readInt(name, "exit"); ok {
+			if data, err := os.ReadFile(filepath.Join(dir(name), "log")); err == nil {
+				os.Stdout.Write(data)
+			}
+			os.Exit(code)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // entrypoint is the image's ENTRYPOINT: the vLLM images' is `vllm serve`;
@@ -280,6 +302,7 @@ func supervise(name string) {
 	_ = os.WriteFile(filepath.Join(dir(name), "supervisor.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	stub.Write("docker", "supervise", map[string]string{"container": name})
 	cmd := command(c, c.Cmd)
+	cmd.Dir = c.Workdir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	code := 0
