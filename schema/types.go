@@ -114,6 +114,7 @@ type Workload struct {
 	GPUsPerNode      int               `json:"gpus_per_node"`
 	Model            string            `json:"model"`
 	Precision        string            `json:"precision"`
+	PrecisionPath    string            `json:"precision_path"`
 	Image            string            `json:"image,omitempty"`
 	PinImage         bool              `json:"pin_image"`
 	Env              map[string]string `json:"env"`

@@ -274,6 +274,7 @@ func (c *conv) precision(w *workload, model string, at *yaml.Node, top map[strin
 				c.warnf(metaNode, metaPath, "metadata.precision %s disagrees with the model id's marker (%s); imported precision %s", meta, m.prec, m.prec)
 			}
 			w.add(nil, "precision: "+quote(m.prec))
+			c.fallbackPath(w, m.prec)
 			return
 		}
 	}
@@ -293,6 +294,7 @@ func (c *conv) precision(w *workload, model string, at *yaml.Node, top map[strin
 	}
 	c.warnf(at, "precision", "precision of %s guessed as %s (%s); verify it", model, guess, why)
 	w.add([]string{fmt.Sprintf("TODO(import): verify precision: guessed %s (%s).", guess, why)}, "precision: "+quote(guess))
+	c.fallbackPath(w, guess)
 }
 
 var concSuffix = regexp.MustCompile(`-conc-\d+$`)

@@ -39,6 +39,29 @@ var constraintCases = []constraintCase{
 	serve: tensor_parallel_size: 8
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
+		bad: `	profile:       "MI300X"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "nvfp4"
+	serve: tensor_parallel_size: 8
+	lm_eval: tasks: [{name: "gsm8k"}]
+`,
+		want: []string{
+			"workloads/w.cue:7:17: error: workloads.w.precision: precision nvfp4 does not run on MI300X (gfx942, cdna3); vLLM runs it on H100, H200, B200, B300, GB200, GB300 (sm_90, sm_100, sm_103); use a checkpoint in one of bf16, fp16, fp8, int8, int4, mxfp4, mxfp4_fp8 or a profile with other hardware",
+		},
+	},
+	{
+		// NVFP4 on Hopper runs through FP4 Marlin weight-only: only when
+		// the workload says so.
+		name: "precision/fallback-unsaid",
+		ok: `	profile:        "H200"
+	gpus_per_node:  8
+	model:          "org/model"
+	precision:      "nvfp4"
+	precision_path: "fallback"
+	serve: tensor_parallel_size: 8
+	lm_eval: tasks: [{name: "gsm8k"}]
+`,
 		bad: `	profile:       "H200"
 	gpus_per_node: 8
 	model:         "org/model"
@@ -47,15 +70,16 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:7:17: error: workloads.w.precision: precision nvfp4 does not run on H200 (sm_90, hopper); vLLM runs it on B200, B300, GB200, GB300 (sm_100, sm_103); use a checkpoint in one of bf16, fp16, fp8, int8, int4, mxfp4, mxfp4_fp8 or a profile with other hardware",
+			"workloads/w.cue:7:17: error: workloads.w.precision: precision nvfp4 has no native path on H200 (sm_90, hopper): vLLM runs it through a fallback kernel (FP4 Marlin weight-only NVFP4), so the benchmark would measure that kernel; set precision_path: \"fallback\" to run it anyway, or use a profile whose hardware runs nvfp4 natively (B200, B300, GB200, GB300)",
 		},
 	},
 	{
 		name: "precision/arch-fallback-allowed",
-		ok: `	profile:       "H200"
-	gpus_per_node: 8
-	model:         "org/model"
-	precision:     "mxfp4"
+		ok: `	profile:        "H200"
+	gpus_per_node:  8
+	model:          "org/model"
+	precision:      "mxfp4"
+	precision_path: "fallback"
 	serve: tensor_parallel_size: 8
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
