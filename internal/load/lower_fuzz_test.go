@@ -156,7 +156,7 @@ func (s site) cuePath() string {
 			if i > 0 {
 				b.WriteByte('.')
 			}
-			if regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(p) {
+			if regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`).MatchString(p) {
 				b.WriteString(p)
 			} else {
 				b.WriteString(strconv.Quote(p))

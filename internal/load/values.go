@@ -3,8 +3,10 @@ package load
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -128,7 +130,7 @@ func walkStrings(v reflect.Value, path, pattern string, f func(valueSite)) {
 			if k.Kind() != reflect.String {
 				continue
 			}
-			kp := join(path, quoteLabel(k.String()))
+			kp := join(path, pathLabel(k.String()))
 			f(valueSite{path: kp, pattern: join(pattern, "*"), key: true, s: k.String()})
 			walkStrings(v.MapIndex(k), kp, join(pattern, "*"), func(s valueSite) {
 				if s.pattern == join(pattern, "*") {
@@ -139,6 +141,18 @@ func walkStrings(v reflect.Value, path, pattern string, f func(valueSite)) {
 		}
 	}
 }
+
+// pathLabel writes a map key as a CUE path element: quoted unless a plain
+// identifier (an unquoted _x or #x would name a hidden field or a
+// definition).
+func pathLabel(s string) string {
+	if plainIdent.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+var plainIdent = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // isEnvMap reports whether pattern is an env map's key or value.
 func isEnvMap(pattern string) bool {
