@@ -2,13 +2,16 @@ package slurm_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/slurmtest"
 	"github.com/wlcdev/wlc/internal/stub"
 )
@@ -21,7 +24,9 @@ func TestDisaggOnCluster(t *testing.T) {
 	c := slurmtest.Require(t)
 	bin := stub.Build(t, t.TempDir())
 	sc := scripts(t)
-	ok := submit(t, c, bin, "pd_two_node", sc["pd_two_node"])
+	// The dashboards: a loopback ingest server the job's nodes reach.
+	srv := ingesttest.New(t, "tok-pd")
+	ok := submit(t, c, bin, "pd_two_node", sc["pd_two_node"], srv.Env()...)
 	// Every instance takes 60 s to "load"; the decode instance dies after
 	// 1 s with status 3: the job must fail at once with that status, not
 	// at the startup timeout (120 s).
@@ -32,6 +37,7 @@ func TestDisaggOnCluster(t *testing.T) {
 		t.Run("serves-"+ok.id, func(t *testing.T) {
 			ok.wait(t, c, "COMPLETED", "0:0")
 			checkDisagg(t, ok)
+			checkDisaggRows(t, ok, srv)
 			ok.noLeftovers(t, bin)
 		})
 	})
@@ -156,6 +162,43 @@ func checkDisagg(t *testing.T, r *run) {
 	for _, f := range []string{"bench-short-conc-2.json", "prefill-0.log", "decode-0.log", "router.log"} {
 		if fi, err := os.Stat(r.file(f)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s missing or empty: %v\n%s", f, err, r.log(t))
+		}
+	}
+}
+
+// checkDisaggRows: each bench run's perf row reached the dashboard marked
+// disaggregated and multi-node, its throughput divided by every GPU the
+// instances use (prefill 4 + decode 4), as perf-eval's PD branch did.
+func checkDisaggRows(t *testing.T, r *run, srv *ingesttest.Server) {
+	t.Helper()
+	if rf := srv.Refused(); len(rf) > 0 {
+		t.Errorf("the ingest server refused: %q", rf)
+	}
+	total := map[float64]float64{} // max_concurrency -> total_token_throughput
+	files, _ := filepath.Glob(r.file("bench-*.json"))
+	for _, f := range files {
+		if strings.Contains(filepath.Base(f), "-run-") {
+			continue
+		}
+		var raw map[string]any
+		data, err := os.ReadFile(f)
+		if err != nil || json.Unmarshal(data, &raw) != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		total[raw["max_concurrency"].(float64)] = raw["total_token_throughput"].(float64)
+	}
+	rows := srv.Rows("perf")
+	if len(rows) == 0 || len(rows) != len(total) {
+		t.Fatalf("%d perf rows for %d bench results\n%s", len(rows), len(total), r.log(t))
+	}
+	for _, row := range rows {
+		b := row.Body
+		if b["disagg"] != "true" || b["is_multinode"] != "true" || b["gpu_count"] != float64(8) {
+			t.Errorf("PD perf row: disagg %v, is_multinode %v, gpu_count %v; want true, true, 8", b["disagg"], b["is_multinode"], b["gpu_count"])
+		}
+		want := total[b["conc"].(float64)] / 8
+		if got, _ := b["tput_per_gpu"].(float64); math.Abs(got-want) > 1e-9*math.Max(1, want) {
+			t.Errorf("PD perf row at conc %v: tput_per_gpu %v, want %v (total / 8)", b["conc"], got, want)
 		}
 	}
 }

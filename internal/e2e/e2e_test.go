@@ -541,6 +541,12 @@ func testDocker(t *testing.T, ex *exported) {
 		"done lm_eval gsm8k", "done bfcl", "stopping and removing container")
 	j.checkResults(t)
 	j.CheckIngest(t, j.ingest, false)
+	// One node, TP8: every perf row is divided by the 8 GPUs.
+	for _, r := range j.ingest.Rows("perf") {
+		if r.Body["gpu_count"] != float64(8) || r.Body["tp"] != float64(8) || r.Body["is_multinode"] != "false" {
+			t.Errorf("the 1-node TP8 job's perf row: gpu_count %v, tp %v, is_multinode %v", r.Body["gpu_count"], r.Body["tp"], r.Body["is_multinode"])
+		}
+	}
 
 	servers := j.servers(t)
 	if len(servers) != 1 {

@@ -64,6 +64,9 @@ var valueRules = map[string]valueRule{
 	"disagg.router.extra_args[]":        ruleArg,
 	"disagg.router.command[]":           ruleArg,
 	"custom_steps[].command[]":          ruleArg,
+	"custom_job.command[]":              ruleArg,
+	"custom_job.script":                 ruleMultiline,
+	"custom_job.where":                  ruleEnum,
 	"custom_steps[].script":             ruleMultiline,
 	"slurm.extra_sbatch_args[]":         ruleArg,
 	"slurm.extra_srun_args[]":           ruleArg,
@@ -76,6 +79,7 @@ var valueRules = map[string]valueRule{
 // must not reach a backend's fallback branch with anything else.
 var enums = map[string][]string{
 	"custom_steps[].where": {"server", "host"},
+	"custom_job.where":     {"gpus", "host"},
 	"engine":               {schema.EngineVLLM, schema.EngineSGLang},
 	"runtime":              {"docker", "k8s", "slurm"},
 }
