@@ -32,16 +32,5 @@ func TestCustomStepsEndToEnd(t *testing.T) {
 // script fails the job with its status; a host job runs beside the script.
 func TestCustomJobEndToEnd(t *testing.T) {
 	t.Parallel()
-	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "docker", "custom_job.txtar"))
-	if len(ws) != 2 {
-		t.Fatalf("custom_job.txtar: %d workloads, want 2", len(ws))
-	}
-	for _, w := range ws {
-		if w.Job.Where == "host" {
-			runnertest.CheckJob(t, docker.Backend{}, w, 0)
-			continue
-		}
-		runnertest.CheckJob(t, docker.Backend{}, w, 0)
-		runnertest.CheckJob(t, docker.Backend{}, w, 3)
-	}
+	runnertest.CheckJobs(t, docker.Backend{}, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "docker", "custom_job.txtar"))
 }

@@ -32,16 +32,5 @@ func TestCustomStepsEndToEnd(t *testing.T) {
 // script fails the job with its status; a host job runs beside the script.
 func TestCustomJobEndToEnd(t *testing.T) {
 	t.Parallel()
-	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", "custom_job.txtar"))
-	if len(ws) != 2 {
-		t.Fatalf("custom_job.txtar: %d workloads, want 2", len(ws))
-	}
-	for _, w := range ws {
-		if w.Job.Where == "host" {
-			runnertest.CheckJob(t, native.Backend{}, w, 0)
-			continue
-		}
-		runnertest.CheckJob(t, native.Backend{}, w, 0)
-		runnertest.CheckJob(t, native.Backend{}, w, 3)
-	}
+	runnertest.CheckJobs(t, native.Backend{}, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", "custom_job.txtar"))
 }

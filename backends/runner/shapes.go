@@ -58,50 +58,45 @@ func Serve(w plan.Workload, steps string) (string, error) {
 // CustomStep renders one custom step: wlc_custom with the step's env and
 // argv, placeholders read where the step runs.
 func CustomStep(c plan.CustomRun) (string, error) {
-	vars := ServerVars
-	if c.Where == "host" {
-		vars = HostVars
-	}
 	label, err := Quote("custom " + c.Name)
 	if err != nil {
 		return "", err
 	}
-	head, err := Words([]string{c.Where, c.Dir}, NoVars)
+	call, err := customCall(label, "wlc_custom", c)
 	if err != nil {
 		return "", err
 	}
-	lines := [][]string{{"wlc_step", label, "wlc_custom", head[0], head[1], "--", "env"}}
-	for _, e := range c.Env {
-		a, err := Assign(e.Name, e.Value, vars)
-		if err != nil {
-			return "", err
-		}
-		lines = append(lines, []string{a})
-	}
-	argv, err := Words(c.Argv, vars)
-	if err != nil {
-		return "", err
-	}
-	for _, a := range argv {
-		lines = append(lines, []string{a})
-	}
-	return fmt.Sprintf("# custom step %s (on the %s)\n%s\n", Comment(c.Name), c.Where, Continued(lines, "  ")), nil
+	return fmt.Sprintf("# custom step %s (on the %s)\n%s\n", Comment(c.Name), c.Where, call), nil
 }
 
 // JobStep renders a custom job, which runs instead of the server and
 // every step: wlc_job with its env and argv, placeholders read where it
 // runs.
 func JobStep(c plan.CustomRun) (string, error) {
-	vars := ServerVars
 	where := "in the server's place, with every reserved GPU"
 	if c.Where == "host" {
-		vars, where = HostVars, "on the host running this script"
+		where = "on the host running this script"
+	}
+	call, err := customCall("'custom job'", "wlc_job", c)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("\n# The custom job, %s; no server runs.\nWLC_SERVER_GONE=none\n%s", where, call) + "\n", nil
+}
+
+// customCall is `wlc_step LABEL FN WHERE DIR -- env K=V... ARGV...`,
+// one word a line, placeholders read where c runs (the host, or where
+// the server runs).
+func customCall(label, fn string, c plan.CustomRun) (string, error) {
+	vars := ServerVars
+	if c.Where == "host" {
+		vars = HostVars
 	}
 	head, err := Words([]string{c.Where, c.Dir}, NoVars)
 	if err != nil {
 		return "", err
 	}
-	lines := [][]string{{"wlc_step", "'custom job'", "wlc_job", head[0], head[1], "--", "env"}}
+	lines := [][]string{{"wlc_step", label, fn, head[0], head[1], "--", "env"}}
 	for _, e := range c.Env {
 		a, err := Assign(e.Name, e.Value, vars)
 		if err != nil {
@@ -116,7 +111,7 @@ func JobStep(c plan.CustomRun) (string, error) {
 	for _, a := range argv {
 		lines = append(lines, []string{a})
 	}
-	return fmt.Sprintf("\n# The custom job, %s; no server runs.\nWLC_SERVER_GONE=none\n%s\n", where, Continued(lines, "  ")), nil
+	return Continued(lines, "  "), nil
 }
 
 //go:embed sweep.sh

@@ -154,6 +154,23 @@ func CheckCustom(t *testing.T, b backends.Backend, w plan.Workload, files map[st
 	j.NoProcessLeft(t)
 }
 
+// CheckJobs loads archive's two custom-job workloads and checks each with
+// CheckJob: the one with the GPUs succeeding and failing (status 3), the
+// one on the host succeeding.
+func CheckJobs(t *testing.T, b backends.Backend, archive string) {
+	t.Helper()
+	_, ws := Load(t, archive)
+	if len(ws) != 2 {
+		t.Fatalf("%s: %d workloads, want 2", archive, len(ws))
+	}
+	for _, w := range ws {
+		CheckJob(t, b, w, 0)
+		if w.Job != nil && w.Job.Where != "host" {
+			CheckJob(t, b, w, 3)
+		}
+	}
+}
+
 // CheckJob runs a workload with a custom_job and checks what a user relies
 // on: no server starts, the job's program runs once with its arguments and
 // env verbatim (given a manual/ablation.sh in the job's directory when it
