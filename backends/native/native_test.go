@@ -190,6 +190,34 @@ func TestStubbornServer(t *testing.T) {
 }
 
 // TestInterrupted: SIGTERM to the script while it waits for the server
+// TestCancelWithinGrace: a cancelled job (SIGTERM, as a CI agent sends it)
+// whose server ignores TERM is gone, server included, within the 10 s a
+// Buildkite agent waits before its SIGKILL (the default cancel grace
+// period): the default stop timeout leaves the KILL to the script, so the
+// server, in its own session, is not orphaned.
+func TestCancelWithinGrace(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	// The script's own default stop timeout (the test jobs' 5 s unset).
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=60", "WLC_STUB_WORKERS=1", "WLC_STUB_IGNORE_TERM=1", "WLC_STOP_TIMEOUT_S=")
+	var at time.Time
+	res := j.RunAndSignal(t, jobTimeout, func(out string) bool {
+		if strings.Contains(out, "waiting up to") {
+			at = time.Now()
+			return true
+		}
+		return false
+	})
+	if took := time.Since(at); took > 10*time.Second {
+		t.Errorf("the cancelled job took %v to end, longer than a CI agent's 10 s grace:\n%s", took, res.Output)
+	}
+	if res.Code != 143 {
+		t.Fatalf("exit %d, want 143:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "stopping the server")
+	j.NoProcessLeft(t)
+}
+
 // tears everything down and exits 143.
 func TestInterrupted(t *testing.T) {
 	t.Parallel()

@@ -40,7 +40,11 @@ wlc_warn_unset() {
 wlc_init() {
   WLC_RUN_ID=${WLC_RUN_ID:-${BUILDKITE_JOB_ID:-${SLURM_JOB_ID:-$$-$(date +%s)}}}
   WLC_POLL_S=${WLC_POLL_S:-5}
-  WLC_STOP_TIMEOUT_S=${WLC_STOP_TIMEOUT_S:-30}
+  # TERM, then KILL after this: inside the 10 s a CI agent gives a
+  # cancelled job before it kills the script (Buildkite's default
+  # cancel-grace-period), so the server (in its own session) is never
+  # left running.
+  WLC_STOP_TIMEOUT_S=${WLC_STOP_TIMEOUT_S:-8}
   WLC_HOST=${WLC_HOST:-127.0.0.1}
   WLC_DATA_DIR=${WLC_DATA_DIR:-/tmp/wlc-data} # prepared datasets, where the clients run
   # NeMo-Skills' SPEED-Bench preparation, which perf-eval used too.

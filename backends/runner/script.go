@@ -206,7 +206,7 @@ func Header(w plan.Workload, rt Runtime) string {
 		{"WLC_RUN_ID", "names this run (default: BUILDKITE_JOB_ID, SLURM_JOB_ID, else pid-time)"},
 		{"WLC_RESULTS_DIR", "where results go (default: $PWD/" + w.ResultsPath + ")"},
 		{"WLC_POLL_S", "seconds between readiness polls (default 5)"},
-		{"WLC_STOP_TIMEOUT_S", "grace period before the server is killed (default 30)"},
+		{"WLC_STOP_TIMEOUT_S", "grace period before the server is killed (default 8: within a CI agent's 10 s cancel grace)"},
 	}
 	if len(w.Tools) > 0 {
 		env = append(env, [2]string{"WLC_TOOLS_RETRY_S", "seconds before the first pip retry (default 10; doubled next)"})

@@ -274,7 +274,7 @@ func (g *gen) header() {
 	if len(w.Secrets) > 0 {
 		cm("Secrets pass by name from the submitting environment (sbatch exports it): %s", strings.Join(w.Secrets, ", "))
 	}
-	cm("Optional: WLC_PORT, WLC_POLL_S (default 5), WLC_STOP_TIMEOUT_S (default 30).")
+	cm("Optional: WLC_PORT, WLC_POLL_S (default 5), WLC_STOP_TIMEOUT_S (default 8).")
 	line := func(opt string) { g.printf("#SBATCH %s\n", opt) }
 	line("--job-name=" + w.Name)
 	line("--nodes=" + strconv.Itoa(w.Nodes))
