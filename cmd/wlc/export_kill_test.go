@@ -123,10 +123,13 @@ workloads: %s: {
 			time.Sleep(d)
 			how = "anywhere"
 		case 1:
-			// While staging and swapping: after the staging directory
-			// appears, before the run would end.
+			// While staging: soon after the staging directory appears.
+			// The measured window (toEnd - toStage) shrinks as the
+			// caches warm, so a kill drawn from all of it often came
+			// after the export had finished; a quarter of it, at most
+			// 20 ms, lands while the set is still being written.
 			r.waitStage(outParent, before)
-			time.Sleep(time.Duration(rand.Int64N(int64(max(toEnd-toStage, time.Millisecond)))))
+			time.Sleep(time.Duration(rand.Int64N(int64(min(max((toEnd-toStage)/4, time.Millisecond), 20*time.Millisecond)))))
 			how = "staging"
 		case 2:
 			// Just after the swap, while the previous set is removed.
