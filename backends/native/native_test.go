@@ -82,16 +82,7 @@ func TestEndToEnd(t *testing.T) {
 	j.CheckBenchResults(t)
 	j.CheckEvalResults(t)
 	j.CheckIngest(t, srv, false)
-	for _, r := range srv.Rows("perf") {
-		if r.Body["nightly"] != true {
-			t.Errorf("perf row without nightly: true under NIGHTLY=1: %s", r.Raw)
-		}
-	}
-	for _, r := range srv.Rows("eval") {
-		if r.Body["buildkite_build_number"] != "42" || r.Body["nightly"] != true {
-			t.Errorf("eval row without the build number and nightly tag: %.300s", r.Raw)
-		}
-	}
+	j.CheckTagged(t, srv, "42")
 	if got, want := j.BenchInvocations(t), runnertest.WantRuns(w); got != want {
 		t.Errorf("%d bench invocations, want %d", got, want)
 	}

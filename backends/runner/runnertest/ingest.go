@@ -153,6 +153,23 @@ func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) 
 	}
 }
 
+// CheckTagged asserts the tags a job run under NIGHTLY=1 and
+// BUILDKITE_BUILD_NUMBER=build puts on its rows: every perf row nightly,
+// every eval row nightly with the build number.
+func (j *Job) CheckTagged(t testing.TB, srv *ingesttest.Server, build string) {
+	t.Helper()
+	for _, r := range srv.Rows("perf") {
+		if r.Body["nightly"] != true {
+			t.Errorf("perf row without nightly: true under NIGHTLY=1: %s", r.Raw)
+		}
+	}
+	for _, r := range srv.Rows("eval") {
+		if r.Body["buildkite_build_number"] != build || r.Body["nightly"] != true {
+			t.Errorf("eval row without the build number %s and nightly tag: %.300s", build, r.Raw)
+		}
+	}
+}
+
 func readJSON(t testing.TB, path string) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(path)
