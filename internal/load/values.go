@@ -35,6 +35,7 @@ const (
 	ruleEnvName                    // a variable name
 	rulePath                       // a host or container path: absolute, one word (enroot's fstab line, docker -v)
 	ruleEnum                       // one of the values a backend branches on (enums below)
+	ruleModel                      // a model id: a word lm_eval and BFCL can name a directory after
 )
 
 var valueRules = map[string]valueRule{
@@ -47,6 +48,7 @@ var valueRules = map[string]valueRule{
 	"backend_sweep.attention[]":         ruleName,
 	"backend_sweep.moe[]":               ruleName,
 	"bfcl.test_categories[]":            ruleName,
+	"model":                             ruleModel,
 	"image":                             ruleImage,
 	"image_repo":                        ruleImage,
 	"slurm.pyxis.image":                 ruleImage,
@@ -265,6 +267,8 @@ func valueFindings(val any, secrets []string) []ValueFinding {
 			err = plan.CheckName(s.s)
 		case ruleImage:
 			err = plan.CheckImage(s.s)
+		case ruleModel:
+			err = plan.CheckModel(s.s)
 		case ruleArg:
 			err = plan.CheckArg(s.s)
 		case ruleMultiline:

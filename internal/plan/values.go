@@ -17,12 +17,21 @@ import (
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
+// MaxName bounds a name: it becomes one path component with a prefix and
+// a suffix around it (bench-<name>-conc-<n>.json, wlc-<name>-<job id>),
+// and a component longer than the filesystem's NAME_MAX (255 bytes) fails
+// the job on the host, hours after vet.
+const MaxName = 128
+
 // CheckName refuses a value that becomes part of a file or directory name,
 // a container name or a YAML key: letters, digits, _, . and -, starting
-// with a letter or digit, no "..".
+// with a letter or digit, no "..", at most MaxName bytes.
 func CheckName(s string) error {
 	if !namePattern.MatchString(s) || strings.Contains(s, "..") {
 		return fmt.Errorf("%s is not a name: a name must start with a letter or digit and use only letters, digits, _, . and - (no ..), because it becomes part of file names, container names and YAML keys", quoteValue(s))
+	}
+	if len(s) > MaxName {
+		return fmt.Errorf("%s is %d bytes long; a name becomes part of file names (at most 255 bytes each on the host), so keep it to %d", quoteValue(s), len(s), MaxName)
 	}
 	return nil
 }
@@ -45,6 +54,24 @@ func CheckWord(s string) error {
 		return fmt.Errorf("%s starts with -, so the command it is passed to would read it as an option; remove the leading -", quoteValue(s))
 	}
 	return CheckLine(s)
+}
+
+// lmEvalUnsafe is lm_eval's sanitize_model_name pattern: each run of
+// these becomes "__" in the directory it names after the model.
+var lmEvalUnsafe = regexp.MustCompile(`["<>:/|\\?*\[\]]+`)
+
+// CheckModel refuses a model id that is not a word (CheckWord) or that
+// lm_eval and BFCL could not name their results directory after: lm_eval
+// writes under <output>/<model, sanitized>/, one path component of at
+// most 255 bytes (NAME_MAX), so a longer id fails every eval on the host.
+func CheckModel(s string) error {
+	if err := CheckWord(s); err != nil {
+		return err
+	}
+	if n := len(lmEvalUnsafe.ReplaceAllString(s, "__")); n > 255 {
+		return fmt.Errorf("%s is too long: lm_eval and BFCL name a results directory after the model id (%d bytes once its / are __; at most 255 on the host); serve it from a shorter path", quoteValue(s), n)
+	}
+	return nil
 }
 
 // CheckImage refuses an image reference that is not one word.
@@ -164,6 +191,9 @@ func checkPlanValues(p Workload) error {
 	// directory and its dashboard rows.
 	if err := CheckName(p.RunName); err != nil {
 		return fmt.Errorf("dashboard_name: %w", err)
+	}
+	if err := CheckModel(p.Model); err != nil {
+		return fmt.Errorf("model: %w", err)
 	}
 	if p.Image.Skip == "" {
 		for _, ref := range []string{p.Image.Ref, p.Image.Pull} {

@@ -1,6 +1,9 @@
 package plan
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestValueRules(t *testing.T) {
 	for _, c := range []struct {
@@ -10,11 +13,14 @@ func TestValueRules(t *testing.T) {
 		bad   []string
 	}{
 		{CheckName, "CheckName",
-			[]string{"qwen3_5_b200", "a.b-c", "8k-in-1k-out", "R1"},
-			[]string{"", "-x", "_x", ".x", "a;b", "a b", "a/b", "a..b", "../x", "a\nb", "a$(x)", "ä"}},
+			[]string{"qwen3_5_b200", "a.b-c", "8k-in-1k-out", "R1", strings.Repeat("n", MaxName)},
+			[]string{strings.Repeat("n", MaxName+1), "", "-x", "_x", ".x", "a;b", "a b", "a/b", "a..b", "../x", "a\nb", "a$(x)", "ä"}},
 		{CheckWord, "CheckWord",
 			[]string{"org/model", "a b 'c' $(x)", "/path/to", "x-y"},
 			[]string{"-x", "--privileged", "a\nb", "a\rb", "a\x1bb", "a\x00b", "a\u0085b"}},
+		{CheckModel, "CheckModel",
+			[]string{"Qwen/Qwen3-8B", "/models/a b", strings.Repeat("m", 255), strings.Repeat("o/", 84) + "m"},
+			[]string{"-m", "a\nb", strings.Repeat("m", 256), strings.Repeat("o/", 86)}},
 		{CheckImage, "CheckImage",
 			[]string{"vllm/vllm-openai:nightly", "ghcr.io/o/i@sha256:00"},
 			[]string{"", "-i", "a b", "a\tb", "--privileged"}},
