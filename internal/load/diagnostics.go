@@ -413,10 +413,9 @@ func sourceAt(cwd string, d diag.Diagnostic) string {
 // _|_, so they would fire beside that error and blame fields the user
 // did right.
 var singleServerRules = map[string]bool{
-	"gpus_per_node.parallelism":               true,
-	"serve.tensor_parallel_size.divides":      true,
-	"serve.enable_expert_parallel.single_gpu": true,
-	"nodes.idle": true,
+	"gpus_per_node.parallelism":          true,
+	"serve.tensor_parallel_size.divides": true,
+	"nodes.idle":                         true,
 }
 
 // singleServerRuleOnDisagg reports whether path is a single-server rule
