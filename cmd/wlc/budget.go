@@ -68,6 +68,9 @@ func addBudgetFlags(fs *pflag.FlagSet, l *budget.Limits) {
 // result is one error naming what was being evaluated; the evaluation
 // goroutine cannot be stopped, so the command returns and wlc exits.
 func (e *env) loadBounded(dir string, o load.Options) *load.Result {
+	if e.getenv(envLocate) != "" {
+		return e.located(dir)
+	}
 	var p budget.Progress
 	o.Progress = &p
 	var r *load.Result
@@ -79,6 +82,9 @@ func (e *env) loadBounded(dir string, o load.Options) *load.Result {
 	file := ""
 	if ex, ok := err.(*budget.Exceeded); ok {
 		file = ex.At.File
+		if file == dir {
+			e.relocate(ex) // CUE said only "the package": find the value
+		}
 	}
 	res.Diags.Errorf(file, 0, 0, "", "%v", err)
 	return res

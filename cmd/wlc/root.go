@@ -65,6 +65,9 @@ type env struct {
 	ctx *cue.Context
 	// limits bound each evaluation (--max-memory, --timeout).
 	limits budget.Limits
+	// exec replaces the process with the same command under env; nil
+	// where wlc runs inside another program (unit tests).
+	exec func(env []string)
 }
 
 // loadWorkloads runs the loader once for the run and prints its findings.
@@ -131,6 +134,7 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		newImportCmd(e),
 		newIngestCmd(e),
 		newVersionCmd(e),
+		newProbeCmd(e),
 	)
 	// Cobra adds help and completion at Execute; add them now so typedUsage
 	// and Main's Find see them.
@@ -160,8 +164,18 @@ func typedUsage(c *cobra.Command) {
 
 // Main runs wlc with args and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cwd, _ := os.Getwd()
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, envList: os.Environ, cwd: cwd}
+	return runWith(&env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, envList: os.Environ}, args)
+}
+
+// Process runs wlc as the process itself (its own main): it may replace
+// itself (see budget_locate.go).
+func Process() int {
+	return runWith(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, envList: os.Environ, exec: execSelf}, os.Args[1:])
+}
+
+func runWith(e *env, args []string) int {
+	e.cwd, _ = os.Getwd()
+	stderr := e.stderr
 	root := newRoot(e)
 	root.SetArgs(args)
 	// Finding the command fails only for an unknown command (cobra's

@@ -34,7 +34,7 @@ var servers sync.Map
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"wlc": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"wlc": func() { os.Exit(Process()) },
 	})
 }
 

@@ -165,15 +165,7 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.res.ModuleRoot = root
-	// In wlc's own module the schema is its schema/ package; any other
-	// module (a team's repository) imports it from cue.mod/gen, where CUE
-	// finds packages of modules it does not fetch.
-	schemaArg := "./schema"
-	l.schemaDir = filepath.Join(root, "schema")
-	if mod := modulePath(root); mod != "" && mod != schema.ModulePath && mod+"@v0" != schema.ModulePath {
-		schemaArg = schema.ImportPath
-		l.schemaDir = filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
-	}
+	schemaArg := l.useModule(root)
 
 	overlay, err := l.schemaOverlay()
 	if err != nil {
@@ -267,6 +259,21 @@ func modulePath(root string) string {
 		return string(m[1])
 	}
 	return ""
+}
+
+// useModule points the loader at the schema of the module rooted at root
+// and returns the argument that loads it. In wlc's own module the schema
+// is its schema/ package; any other module (a team's repository) imports
+// it from cue.mod/gen, where CUE finds packages of modules it does not
+// fetch.
+func (l *loader) useModule(root string) (schemaArg string) {
+	schemaArg = "./schema"
+	l.schemaDir = filepath.Join(root, "schema")
+	if mod := modulePath(root); mod != "" && mod != schema.ModulePath && mod+"@v0" != schema.ModulePath {
+		schemaArg = schema.ImportPath
+		l.schemaDir = filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
+	}
+	return schemaArg
 }
 
 func findModuleRoot(dir string) (string, bool) {
