@@ -41,11 +41,11 @@ func isPipelineFile(name string) bool {
 	return ok
 }
 
-func goldenDir(t *testing.T) string {
+func goldenDir(t testing.TB) string {
 	return filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "buildkite")
 }
 
-func readGoldens(t *testing.T) []*golden {
+func readGoldens(t testing.TB) []*golden {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(goldenDir(t), "*.txtar"))
 	if err != nil || len(files) == 0 {
@@ -84,7 +84,7 @@ func readGoldens(t *testing.T) []*golden {
 
 // plans loads the archive's workloads package and resolves the selection
 // the way `wlc export` does.
-func (g *golden) plans(t *testing.T) []plan.Workload {
+func (g *golden) plans(t testing.TB) []plan.Workload {
 	t.Helper()
 	dir := runnertest.Extract(t, g.archive, func(name string) bool { return name != "env" && !isPipelineFile(name) })
 	r := runnertest.LoadDir(t, dir)
@@ -163,6 +163,18 @@ func TestGolden(t *testing.T) {
 					writeGolden(t, g, got)
 				} else {
 					t.Errorf("pipelines differ from %s (WLC_UPDATE=1 rewrites them; read the diff):\n%s", g.path, artifactsDiff(g.want, got))
+				}
+			}
+
+			// The direct writer wrote every golden, with yaml.v3's bytes.
+			headers, ps, err := b.Pipelines(ws, backends.Options{Env: g.env, WorkloadsDir: "workloads"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range ps {
+				sameAsYAMLv3(t, fmt.Sprintf("pipeline %d", i+1), p, true)
+				if direct, err := buildkite.EncodeDirect(headers[i], p); err != nil || !bytes.Equal(direct, got[i].Data) {
+					t.Errorf("%s was not written by the direct writer (%v)", got[i].Path, err)
 				}
 			}
 

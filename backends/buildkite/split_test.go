@@ -27,7 +27,7 @@ func replicate(ws []plan.Workload, n int) []plan.Workload {
 	return out
 }
 
-func nightlyPlans(t *testing.T) []plan.Workload {
+func nightlyPlans(t testing.TB) []plan.Workload {
 	t.Helper()
 	for _, g := range readGoldens(t) {
 		if filepath.Base(g.path) == "nightly.txtar" {
