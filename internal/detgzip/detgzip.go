@@ -11,6 +11,7 @@
 package detgzip
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 )
@@ -24,19 +25,106 @@ const (
 	goodMatch = 32 // a match this long is not worth a lazy look
 )
 
-// Compress returns data as a gzip member: no name, no time stamp (MTIME
-// 0), OS "unknown" (255), one final DEFLATE block with fixed codes.
+// header is a gzip member header: deflate, no flags, MTIME 0, no extra
+// flags, OS "unknown" (255).
+var header = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+
+// Compress returns data as a gzip member: one final DEFLATE block with
+// fixed codes, then the CRC-32 and length.
 func Compress(data []byte) []byte {
+	return append(bytes.Clone(header), CompressAfter(nil, data)...)
+}
+
+// MaxDict is the longest dictionary CompressAfter uses: DEFLATE's window.
+const MaxDict = 1 << 15
+
+// DictPrefix is what precedes CompressAfter(dict, data) in a gzip member:
+// the header, then dict as one stored (uncompressed), non-final block. The
+// reader thus has dict in its window when data's blocks begin, and a
+// sender holding dict as plain bytes (a job with a shared file) writes the
+// prefix's first 15 bytes, which depend only on len(dict), then dict.
+func DictPrefix(dictLen int) []byte {
+	if dictLen < 0 || dictLen > MaxDict {
+		panic("detgzip: dictionary longer than the window")
+	}
+	p := bytes.Clone(header)
+	// BFINAL 0, BTYPE 00 (stored), padded to the byte; LEN and its complement.
+	return append(p, 0, byte(dictLen), byte(dictLen>>8), ^byte(dictLen), ^byte(dictLen>>8))
+}
+
+// CompressAfter returns data as the final DEFLATE block of a gzip member
+// whose earlier part decoded to dict (DictPrefix(len(dict)) + dict), with
+// back-references into dict, then the trailer: CRC-32 and length of dict
+// followed by data. dict longer than MaxDict panics.
+func CompressAfter(dict, data []byte) []byte {
+	return NewDict(dict).CompressAfter(data)
+}
+
+// Dict is a dictionary indexed once for many CompressAfter calls.
+type Dict struct {
+	data       []byte
+	crc        uint32
+	head, prev []int32
+}
+
+// NewDict indexes dict (at most MaxDict bytes).
+func NewDict(dict []byte) *Dict {
+	if len(dict) > MaxDict {
+		panic("detgzip: dictionary longer than the window")
+	}
+	d := &Dict{data: dict, crc: crc32.ChecksumIEEE(dict)}
+	d.head, d.prev = newChains()
+	for i := 0; i+minMatch <= len(dict); i++ {
+		insertAt(dict, i, d.head, d.prev, nil)
+	}
+	return d
+}
+
+// CompressAfter is the package's CompressAfter with d's dictionary.
+func (d *Dict) CompressAfter(data []byte) []byte {
 	w := &bitWriter{out: make([]byte, 0, len(data)/2+64)}
-	w.out = append(w.out, 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff)
 	w.bits(1, 1) // BFINAL
 	w.bits(1, 2) // BTYPE 01: fixed Huffman codes
-	lz77(data, w)
+	buf := data
+	if len(d.data) > 0 {
+		buf = make([]byte, 0, len(d.data)+len(data))
+		buf = append(append(buf, d.data...), data...)
+	}
+	// The chains are d's, changed in place and restored after: cheaper
+	// than copying 256 KiB of them per call. (So a Dict is not safe for
+	// concurrent use.)
+	var undo []int32
+	lz77(buf, len(d.data), d.head, d.prev, &undo, w)
+	for k := len(undo) - 4; k >= 0; k -= 4 {
+		d.prev[undo[k]] = undo[k+1]
+		d.head[undo[k+2]] = undo[k+3]
+	}
 	w.code(fixedLit(256)) // end of block
 	w.flush()
-	w.out = binary.LittleEndian.AppendUint32(w.out, crc32.ChecksumIEEE(data))
-	w.out = binary.LittleEndian.AppendUint32(w.out, uint32(len(data)))
+	crc := crc32.Update(d.crc, crc32.IEEETable, data)
+	w.out = binary.LittleEndian.AppendUint32(w.out, crc)
+	w.out = binary.LittleEndian.AppendUint32(w.out, uint32(len(d.data)+len(data)))
 	return w.out
+}
+
+func newChains() (head, prev []int32) {
+	head = make([]int32, 1<<hashBits)
+	for i := range head {
+		head[i] = -1
+	}
+	return head, make([]int32, window)
+}
+
+// insertAt records position i (with minMatch bytes after it) in the
+// chains; with undo, it logs the slots it overwrites.
+func insertAt(data []byte, i int, head, prev []int32, undo *[]int32) {
+	h := hash3(data, i)
+	p := i & (window - 1)
+	if undo != nil {
+		*undo = append(*undo, int32(p), prev[p], int32(h), head[h])
+	}
+	prev[p] = head[h]
+	head[h] = int32(i)
 }
 
 func hash3(b []byte, i int) uint32 {
@@ -44,21 +132,15 @@ func hash3(b []byte, i int) uint32 {
 	return (v * 2654435761) >> (32 - hashBits)
 }
 
-// lz77 emits data as literals and (length, distance) pairs.
-func lz77(data []byte, w *bitWriter) {
+// lz77 emits data[start:] as literals and (length, distance) pairs;
+// data[:start] is history the reader already has, indexed in head and
+// prev (up to its last minMatch-1 bytes, which lz77 indexes).
+func lz77(data []byte, start int, head, prev []int32, undo *[]int32, w *bitWriter) {
 	n := len(data)
-	head := make([]int32, 1<<hashBits)
-	for i := range head {
-		head[i] = -1
-	}
-	prev := make([]int32, window)
 	insert := func(i int) {
-		if i+minMatch > n {
-			return
+		if i+minMatch <= n {
+			insertAt(data, i, head, prev, undo)
 		}
-		h := hash3(data, i)
-		prev[i&(window-1)] = head[h]
-		head[h] = int32(i)
 	}
 	// longest is the longest match for position i: length, distance.
 	longest := func(i int) (int, int) {
@@ -97,7 +179,10 @@ func lz77(data []byte, w *bitWriter) {
 		return bestLen, bestDist
 	}
 
-	i := 0
+	for i := max(0, start-minMatch+1); i < start; i++ {
+		insert(i)
+	}
+	i := start
 	for i < n {
 		l, d := longest(i)
 		if l < minMatch {

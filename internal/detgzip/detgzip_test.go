@@ -109,6 +109,58 @@ func TestPinned(t *testing.T) {
 	}
 }
 
+// TestDict: a member written as DictPrefix, the dictionary, then
+// CompressAfter decodes (Go's reader and gzip -dc) to dictionary + data,
+// and the dictionary shrinks data that resembles it.
+func TestDict(t *testing.T) {
+	gz := testenv.LookPath(t, "gzip")
+	in := inputs(t)
+	for _, tc := range []struct{ dict, data string }{
+		{"text", "backends/runner/lib.sh"},
+		{"backends/runner/lib.sh", "backends/runner/lib.sh"},
+		{"backends/runner/ingest.py", "text"},
+		{"empty", "text"},
+		{"one", "empty"},
+		{"run", "run2"},
+	} {
+		dict, data := in[tc.dict], in[tc.data]
+		if len(dict) > detgzip.MaxDict {
+			dict = dict[len(dict)-detgzip.MaxDict:]
+		}
+		tail := detgzip.CompressAfter(dict, data)
+		member := append(append(detgzip.DictPrefix(len(dict)), dict...), tail...)
+		want := append(bytes.Clone(dict), data...)
+		r, err := gzip.NewReader(bytes.NewReader(member))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := io.ReadAll(r); err != nil || !bytes.Equal(out, want) {
+			t.Errorf("%s after %s: Go's reader: %v, %d bytes, want %d", tc.data, tc.dict, err, len(out), len(want))
+		}
+		cmd := exec.Command(gz, "-dc")
+		cmd.Stdin = bytes.NewReader(member)
+		if out, err := cmd.Output(); err != nil || !bytes.Equal(out, want) {
+			t.Errorf("%s after %s: gzip -dc: %v, %d bytes, want %d", tc.data, tc.dict, err, len(out), len(want))
+		}
+		if tc.dict == tc.data && len(tail) > len(data)/20 {
+			t.Errorf("%s after itself: %d bytes, want a few back-references", tc.data, len(tail))
+		}
+	}
+}
+
+// TestDictReused: a Dict restores its index after each call, so reusing
+// it for other inputs gives what a fresh one gives.
+func TestDictReused(t *testing.T) {
+	in := inputs(t)
+	dict := in["backends/runner/ingest.py"]
+	d := detgzip.NewDict(dict)
+	for _, name := range []string{"text", "backends/runner/lib.sh", "run", "text", "backends/runner/ingest.py"} {
+		if got, want := d.CompressAfter(in[name]), detgzip.CompressAfter(dict, in[name]); !bytes.Equal(got, want) {
+			t.Errorf("%s: a reused Dict gives %d bytes, a fresh one %d", name, len(got), len(want))
+		}
+	}
+}
+
 func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte("hello hello hello"))
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -119,6 +171,15 @@ func FuzzRoundTrip(f *testing.F) {
 		out, err := io.ReadAll(r)
 		if err != nil || !bytes.Equal(out, in) {
 			t.Fatalf("round trip: %v", err)
+		}
+		// The first half as a dictionary for the second.
+		dict, data := in[:min(len(in)/2, detgzip.MaxDict)], in[min(len(in)/2, detgzip.MaxDict):]
+		member := append(append(detgzip.DictPrefix(len(dict)), dict...), detgzip.CompressAfter(dict, data)...)
+		if r, err = gzip.NewReader(bytes.NewReader(member)); err != nil {
+			t.Fatal(err)
+		}
+		if out, err = io.ReadAll(r); err != nil || !bytes.Equal(out, in) {
+			t.Fatalf("round trip with a dictionary: %v", err)
 		}
 	})
 }
