@@ -92,6 +92,9 @@ func TestDollarReachesRuntime(t *testing.T) {
 		run := exec.Command("bash", "-e", "-c", s.Command) // the agent's default shell
 		run.Dir = t.TempDir()
 		run.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/job", "WLC_FAKE_OUT=" + out}
+		for k, v := range s.pipelineEnv {
+			run.Env = append(run.Env, k+"="+v) // the agent gives the job the upload's env
+		}
 		var stderr bytes.Buffer
 		run.Stdout, run.Stderr = &stderr, &stderr
 		if err := run.Run(); err != nil {

@@ -2,10 +2,13 @@ package buildkite_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,7 +197,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				script := scriptOf(t, steps[i].Command)
+				script := scriptOf(t, steps[i], arts[0].Path)
 				if !bytes.Equal(script, arts[0].Data) {
 					t.Errorf("step %d (%s): the script the agent would run differs from the %s runner's", i, w.Name, runner.Name())
 				}
@@ -213,33 +216,55 @@ type uploadedStep struct {
 	Env     map[string]string `json:"env"`
 	Skip    any               `json:"skip"`
 	Plugins []map[string]any  `json:"plugins"`
+	// pipelineEnv is the upload's env, which the agent gives every job of
+	// the upload (the library the step rebuilds its scripts from).
+	pipelineEnv map[string]string
 }
 
-func uploadedSteps(t *testing.T, j []byte) []uploadedStep {
+func uploadedSteps(t testing.TB, j []byte) []uploadedStep {
 	t.Helper()
 	var doc struct {
-		Steps []uploadedStep `json:"steps"`
+		Env   map[string]string `json:"env"`
+		Steps []uploadedStep    `json:"steps"`
 	}
 	if err := json.Unmarshal(j, &doc); err != nil {
 		t.Fatalf("agent output: %v\n%s", err, j)
 	}
+	for i := range doc.Steps {
+		doc.Steps[i].pipelineEnv = doc.Env
+	}
 	return doc.Steps
 }
 
-// scriptOf decodes the base64 heredoc of a step command.
-func scriptOf(t *testing.T, cmd string) []byte {
+// runLine is the start of a step command's last line, which runs the job.
+const runLine = "env -u " + buildkite.LibraryVar + " bash .wlc/wlc-token.sh "
+
+// scriptOf runs the step's command as a job would (bash -e -c, in a fresh
+// checkout, with the upload's and the step's env) up to its last line, the
+// one that would run the job, and returns the file it wrote at
+// .wlc/<name>: the script the job would run, rebuilt and sha256-checked by
+// the command itself.
+func scriptOf(t testing.TB, s uploadedStep, name string) []byte {
 	t.Helper()
-	_, rest, ok := strings.Cut(cmd, "<<'WLC_SCRIPT'\n")
-	if !ok {
-		t.Fatalf("command has no script heredoc:\n%s", cmd)
+	body, last, ok := strings.Cut(strings.TrimSuffix(s.Command, "\n"), "\n"+runLine)
+	if !ok || strings.Contains(last, "\n") {
+		t.Fatalf("the command does not end with a line starting %q:\n%s", runLine, s.Command)
 	}
-	body, _, ok := strings.Cut(rest, "\nWLC_SCRIPT\n")
-	if !ok {
-		t.Fatalf("script heredoc is not terminated:\n%s", cmd)
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-e", "-c", body+"\n")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C"}
+	for _, env := range []map[string]string{s.pipelineEnv, s.Env} {
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 	}
-	data, err := base64.StdEncoding.DecodeString(strings.ReplaceAll(body, "\n", ""))
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("writing the step's files: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ".wlc", name))
 	if err != nil {
-		t.Fatalf("script heredoc: %v", err)
+		t.Fatal(err)
 	}
 	return data
 }
@@ -270,35 +295,41 @@ func artifactsDiff(want, got []backends.Artifact) string {
 	return lineDiff(cat(want), cat(got))
 }
 
-// lineDiff shows how got differs from want, with each step's base64
-// script decoded so a runner's change reads as a script diff.
+// lineDiff shows how got differs from want, with each upload's library
+// decoded so a runner's change reads as a text diff (a step's own text is
+// compressed against the library and stays base64).
 func lineDiff(want, got []byte) string {
-	return cmp.Diff(strings.Split(decodeScripts(want), "\n"), strings.Split(decodeScripts(got), "\n"))
+	return cmp.Diff(strings.Split(decodeLibrary(want), "\n"), strings.Split(decodeLibrary(got), "\n"))
 }
 
-// decodeScripts replaces every base64 heredoc body in a pipeline with the
-// decoded script, each line prefixed "| ".
-func decodeScripts(y []byte) string {
+// decodeLibrary replaces the body of every library env block in a pipeline
+// with the decoded text, each line prefixed "| ".
+func decodeLibrary(y []byte) string {
 	var out strings.Builder
 	lines := strings.Split(string(y), "\n")
 	for i := 0; i < len(lines); i++ {
 		out.WriteString(lines[i] + "\n")
-		if !strings.HasSuffix(lines[i], "<<'WLC_SCRIPT'") {
+		if strings.TrimSpace(lines[i]) != buildkite.LibraryVar+": |" {
 			continue
 		}
 		var b64 strings.Builder
-		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "WLC_SCRIPT"; i++ {
+		for i++; i < len(lines) && strings.HasPrefix(lines[i], "    "); i++ {
 			b64.WriteString(strings.TrimSpace(lines[i]))
 		}
-		data, err := base64.StdEncoding.DecodeString(b64.String())
+		i--
+		z, err := base64.StdEncoding.DecodeString(b64.String())
+		var data []byte
+		if err == nil {
+			var r *gzip.Reader
+			if r, err = gzip.NewReader(bytes.NewReader(z)); err == nil {
+				data, err = io.ReadAll(r)
+			}
+		}
 		if err != nil {
-			out.WriteString("(undecodable base64)\n")
+			out.WriteString("(undecodable library: " + err.Error() + ")\n")
 		}
 		for _, l := range strings.Split(string(data), "\n") {
 			out.WriteString("| " + l + "\n")
-		}
-		if i < len(lines) {
-			out.WriteString(lines[i] + "\n")
 		}
 	}
 	return out.String()

@@ -3,6 +3,8 @@ package buildkite_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,6 +64,18 @@ func TestSplit1200Steps(t *testing.T) {
 		if len(steps) != 400 {
 			t.Fatalf("%s: the agent uploaded %d steps, want 400 (at most %d per upload)", a.Path, len(steps), buildkite.MaxJobsPerUpload)
 		}
+		// Issue 14: at most 8 KB of pipeline per step, the shared library
+		// included, and a library env value well within Linux's 128 KiB for
+		// one environment string (every process of the job carries it until
+		// the step drops it).
+		if per := len(a.Data) / len(steps); per > 8<<10 {
+			t.Errorf("%s: %d bytes per step, want at most 8 KiB", a.Path, per)
+		}
+		lib := steps[0].pipelineEnv[buildkite.LibraryVar]
+		if len(lib) == 0 || len(lib) > 96<<10 {
+			t.Errorf("%s: the library env value is %d bytes, want 1 to 96 KiB", a.Path, len(lib))
+		}
+		t.Logf("%s: %d bytes, %d per step, library %d bytes", a.Path, len(a.Data), len(a.Data)/len(steps), len(lib))
 		for j, s := range steps {
 			if w := ws[next+j]; !strings.HasSuffix(s.Label, " "+w.Name) {
 				t.Fatalf("%s step %d is %q, want workload %s (selection order)", a.Path, j, s.Label, w.Name)
@@ -74,7 +88,7 @@ func TestSplit1200Steps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(scriptOf(t, steps[j].Command), want[0].Data) {
+			if !bytes.Equal(scriptOf(t, steps[j], want[0].Path), want[0].Data) {
 				t.Errorf("%s step %d (%s): script differs from the %s runner's", a.Path, j, w.Name, runnerOf(w))
 			}
 		}
@@ -124,4 +138,28 @@ func TestSplitLimitRefused(t *testing.T) {
 
 func optsFor(env map[string]string) backends.Options {
 	return backends.Options{Env: env, WorkloadsDir: "workloads"}
+}
+
+// TestStepWithoutLibrary: a step of a multi-step upload run without the
+// upload's env (e.g. copied into another pipeline) stops before running
+// anything and says why.
+func TestStepWithoutLibrary(t *testing.T) {
+	ws := replicate(nightlyPlans(t), 2)
+	y := lowerPipeline(t, buildkite.New(goldenRunners()), ws, nil)
+	steps := uploadedSteps(t, bktest.DryRun(t, y, nil))
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-e", "-c", steps[0].Command)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the step ran without %s:\n%s", buildkite.LibraryVar, out)
+	}
+	want := "wlc: the env WLC_LIBRARY this step rebuilds its scripts from is not set: upload the whole pipeline file wlc wrote\n"
+	if string(out) != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".wlc")); len(entries) > 0 {
+		t.Errorf("the step wrote %d files before failing", len(entries))
+	}
 }

@@ -95,6 +95,7 @@ type step struct {
 type exported struct {
 	yaml  []byte
 	json  []byte
+	env   map[string]string // the upload's env, which every job of it gets
 	plans map[string]plan.Workload
 	steps map[string]step // by workload name
 }
@@ -151,11 +152,13 @@ func export(t *testing.T) *exported {
 	ex.json = bktest.DryRun(t, ex.yaml, exportEnv)
 
 	var doc struct {
-		Steps []step `json:"steps"`
+		Env   map[string]string `json:"env"`
+		Steps []step            `json:"steps"`
 	}
 	if err := json.Unmarshal(ex.json, &doc); err != nil {
 		t.Fatalf("agent output: %v\n%s", err, ex.json)
 	}
+	ex.env = doc.Env
 	if len(doc.Steps) != len(ws) {
 		t.Fatalf("the agent would upload %d steps, want %d", len(doc.Steps), len(ws))
 	}
@@ -172,7 +175,7 @@ func export(t *testing.T) *exported {
 // TestPipeline exports the package once, checks the uploaded pipeline, and
 // runs every step (in parallel) as its agent would.
 func TestPipeline(t *testing.T) {
-	for _, tool := range []string{"bash", "base64", "sha256sum", "curl", "python3", "setsid"} {
+	for _, tool := range []string{"bash", "base64", "gzip", "sha256sum", "curl", "python3", "setsid"} {
 		testenv.LookPath(t, tool)
 	}
 	root := repoRoot(t)
@@ -318,7 +321,7 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 		"BUILDKITE_JOB_ID=" + j.id,
 		"BUILDKITE_BUILD_CHECKOUT_PATH=" + dir,
 		"BUILDKITE_LABEL=" + ex.steps[name].Label,
-		// The agent exports the step's command too (~30 KB here): every
+		// The agent exports the step's command too (a few KB): every
 		// process of the job, the Slurm job's included, carries it.
 		"BUILDKITE_COMMAND=" + ex.steps[name].Command,
 		"WLC_STUB_LOG=" + j.StubLog,
@@ -327,6 +330,9 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 		"WLC_STOP_TIMEOUT_S=5",
 	}
 	j.Env = append(j.Env, runnertest.ClientEnv(bin, dir)...)
+	for k, v := range ex.env {
+		j.Env = append(j.Env, k+"="+v)
+	}
 	for k, v := range ex.steps[name].Env {
 		j.Env = append(j.Env, k+"="+v)
 	}
