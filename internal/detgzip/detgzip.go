@@ -65,6 +65,10 @@ type Dict struct {
 	data       []byte
 	crc        uint32
 	head, prev []int32
+	// Scratch space reused by CompressAfter: dictionary + data, and the
+	// log of the chain slots it overwrote.
+	buf  []byte
+	undo []int32
 }
 
 // NewDict indexes dict (at most MaxDict bytes).
@@ -85,19 +89,15 @@ func (d *Dict) CompressAfter(data []byte) []byte {
 	w := &bitWriter{out: make([]byte, 0, len(data)/2+64)}
 	w.bits(1, 1) // BFINAL
 	w.bits(1, 2) // BTYPE 01: fixed Huffman codes
-	buf := data
-	if len(d.data) > 0 {
-		buf = make([]byte, 0, len(d.data)+len(data))
-		buf = append(append(buf, d.data...), data...)
-	}
+	d.buf = append(append(d.buf[:0], d.data...), data...)
 	// The chains are d's, changed in place and restored after: cheaper
 	// than copying 256 KiB of them per call. (So a Dict is not safe for
 	// concurrent use.)
-	var undo []int32
-	lz77(buf, len(d.data), d.head, d.prev, &undo, w)
-	for k := len(undo) - 4; k >= 0; k -= 4 {
-		d.prev[undo[k]] = undo[k+1]
-		d.head[undo[k+2]] = undo[k+3]
+	d.undo = d.undo[:0]
+	lz77(d.buf, len(d.data), d.head, d.prev, &d.undo, w)
+	for k := len(d.undo) - 4; k >= 0; k -= 4 {
+		d.prev[d.undo[k]] = d.undo[k+1]
+		d.head[d.undo[k+2]] = d.undo[k+3]
 	}
 	w.code(fixedLit(256)) // end of block
 	w.flush()
