@@ -202,6 +202,10 @@ func tools(wlc, base, cue, python string) []tool {
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
 				c := exec.Command(bin, "export", "--backend", "buildkite", "--all", "workloads")
 				c.Dir, c.Stdout = p.wlcDir, out
+				// One pipeline on stdout, as the generator prints: over
+				// Buildkite's 500 jobs per upload wlc otherwise splits it into
+				// files (and refuses stdout). The split costs nothing more.
+				c.Env = []string{"WLC_JOBS_PER_UPLOAD=" + strconv.Itoa(p.n)}
 				return c
 			},
 			check:  checkSteps,
