@@ -13,20 +13,28 @@ import (
 // go.mod pins, why some of the schema's cross-field rules still report
 // through the hidden _check instead of on the field they blame: an error
 // on a field is the field's value, so in CUE v0.17.1
+//
 //   - a rule whose `if` reads the field it blames vanishes (no error at
 //     all) when the field's type is a disjunction (a default, an enum), and
 //     so does one that tests the field's existence (f != _|_);
+//
 //   - another rule that reads a blamed field, or a sibling through the
 //     blamed field's parent, prints unevaluated references in its message;
+//
 //   - an error on a field makes its enclosing block == _|_, so a rule
 //     guarded by `block == _|_` fires beside it;
+//
 //   - a rule on a field whose own type carries an error() disjunction (an
 //     enum, port) is reported beside that type's message.
 //
-// The schema's own rules that do blame the user's field (#Refuse, #Odd)
-// avoid these shapes: the predicate on the blamed field is a validator
-// (matchN, math.MultipleOf, list.MinItems) and the `if` reads other fields
-// only. When a case here stops reproducing, the rules it names can move.
+//   - a validator | error() on a field whose type is a disjunction also
+//     reports its message for a value that type refuses, and its message
+//     cannot compute with the field's own value.
+//
+// The schema's rules that do blame the user's field avoid these shapes:
+// the `if` reads other fields only, and the field gets #Refuse | error(),
+// a literal | error() or, on a block, an embedded #Refuse | error(). When a
+// case here stops reproducing, the rules it names can move.
 func TestCUERuleLimits(t *testing.T) {
 	const prelude = "import (\"list\", \"math\")\n_imports: [list.Sum([]), math.Pi]\n#Refuse: matchN(0, [_])\n"
 	cases := []struct {
@@ -81,6 +89,19 @@ func TestCUERuleLimits(t *testing.T) {
 			k: matchN(1, ["a"]) | error("b is not supported here")
 		} & {k: "b"}`,
 		want: []string{"errors in empty disjunction", "k must be a or b", "b is not supported here"},
+	}, {
+		// repetitions and num_prompts: a validator | error() beside a type
+		// that is a disjunction (a default) also reports the rule's
+		// message for a value the type refuses (0 is not odd, but the
+		// finding is that it is below 1).
+		name: "rule beside a type the value fails",
+		src:  `w: {rep: int & >=1 | *1, rep: matchN(0, [math.MultipleOf(2)]) | error("use an odd number")} & {rep: 0}`,
+		want: []string{"out of bound >=1", "use an odd number"},
+	}, {
+		// params_b.memory: the message computes the checkpoint's GiB.
+		name: "own message computing with the blamed field",
+		src:  `w: {p: number, p: <=10 | error("p doubled is \(p*2)")} & {p: 20}`,
+		want: []string{"w.p: p doubled is (p * 2)"},
 	}, {
 		name: "list validator on a list with a bad element",
 		src:  `w: {c: [...{r: int & <5}], c: list.MinItems(1) | error("empty")} & {c: [{r: 7}]}`,

@@ -423,7 +423,7 @@ var constraintCases = []constraintCase{
 	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: [8, 16]}]
 `,
 		want: []string{
-			"workloads/w.cue:9:98: error: workloads.w.vllm_bench.configs[0].num_prompts: num_prompts is a list but max_concurrency is a single value; give one num_prompts or make max_concurrency a sweep of the same length",
+			"workloads/w.cue:9:85: error: workloads.w.vllm_bench.configs[0].num_prompts: num_prompts is a list but max_concurrency is a single value; give one num_prompts or make max_concurrency a sweep of the same length",
 		},
 	},
 	{
@@ -443,7 +443,7 @@ var constraintCases = []constraintCase{
 	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: [4, 8], num_prompts: [8, 16, 32]}]
 `,
 		want: []string{
-			"workloads/w.cue:9:103: error: workloads.w.vllm_bench.configs[0].num_prompts: num_prompts has 3 entries but max_concurrency has 2; give one num_prompts per concurrency",
+			"workloads/w.cue:9:90: error: workloads.w.vllm_bench.configs[0].num_prompts: num_prompts has 3 entries but max_concurrency has 2; give one num_prompts per concurrency",
 		},
 	},
 	{
