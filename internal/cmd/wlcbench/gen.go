@@ -102,14 +102,23 @@ func topLevelBlock(data []byte, key string) ([]byte, error) {
 // replicaName is the key of the i-th generated workload, a copy of stem.
 func replicaName(stem string, i int) string { return fmt.Sprintf("%s_r%04d", stem, i) }
 
-// renameCue rewrites the one `workloads: <stem>:` key of a bundled file.
+// renameCue rewrites the one `workloads: <stem>:` key of a bundled file,
+// and its dashboard_name (the run name, which vet requires to be unique:
+// replicas keeping the original's would be N errors, not N workloads).
 func renameCue(src []byte, stem, name string) ([]byte, error) {
 	old := "workloads: " + stem + ":"
 	if n := bytes.Count(src, []byte(old)); n != 1 {
 		return nil, fmt.Errorf("workloads/%s.cue: want exactly one %q, found %d", stem, old, n)
 	}
-	return bytes.Replace(src, []byte(old), []byte("workloads: "+name+":"), 1), nil
+	out := bytes.Replace(src, []byte(old), []byte("workloads: "+name+":"), 1)
+	if n := len(cueDashboardName.FindAll(out, -1)); n > 1 {
+		return nil, fmt.Errorf("workloads/%s.cue: want at most one dashboard_name, found %d", stem, n)
+	}
+	suffix := strings.TrimPrefix(name, stem)
+	return cueDashboardName.ReplaceAll(out, []byte(`${1}"${2}`+suffix+`"`)), nil
 }
+
+var cueDashboardName = regexp.MustCompile(`(?m)^(\s*dashboard_name:\s*)"([^"\\]*)"`)
 
 var (
 	yamlName    = regexp.MustCompile(`(?m)^name:.*$`)

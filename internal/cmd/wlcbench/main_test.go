@@ -69,6 +69,15 @@ func TestRenameCue(t *testing.T) {
 	if want := "package workloads\n\nworkloads: qwen3_5_b200_r0007: {\n\tprofile: \"B200\"\n}\n"; string(got) != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+	// The run name follows the key: vet refuses two workloads with one.
+	src = []byte("workloads: a_b: {\n\tdashboard_name:     \"a-b\"\n\tprofile: \"B200\"\n}\n")
+	got, err = renameCue(src, "a_b", replicaName("a_b", 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "workloads: a_b_r0012: {\n\tdashboard_name:     \"a-b_r0012\"\n\tprofile: \"B200\"\n}\n"; string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
 	// A file whose key is not its stem cannot be replicated by renaming.
 	if _, err := renameCue(src, "qwen3_5_h200", "x"); err == nil || !strings.Contains(err.Error(), `found 0`) {
 		t.Errorf("renameCue of a missing key: err = %v", err)
