@@ -17,7 +17,9 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/diag"
@@ -50,6 +52,9 @@ type Result struct {
 	// Settings are the package's settings (schema #Settings), if any.
 	Settings *schema.Settings
 	Diags    diag.List
+	// shards is how many shards the workloads were evaluated in (0: the
+	// package as one; see shard.go).
+	shards int
 }
 
 // Workload returns the workload called name.
@@ -90,6 +95,9 @@ type Options struct {
 	Vetters []Vetter
 	// settingsOnly stops the load after the package's settings.
 	settingsOnly bool
+	// shardFiles is the most workload files one shard holds (see
+	// shard.go): 0 means the default, a negative number never shards.
+	shardFiles int
 	// Progress, when set, is told what is being evaluated (for the
 	// budget's error: CUE's evaluation cannot be interrupted).
 	Progress *budget.Progress
@@ -104,6 +112,17 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		l.opts = opts[0]
 	}
 	l.run(dir)
+	if l.unsharded {
+		// A shard did not build: load the package as one, from the start.
+		*r = Result{}
+		var o Options
+		if len(opts) > 0 {
+			o = opts[0]
+		}
+		o.shardFiles = -1
+		l = &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
+		l.run(dir)
+	}
 	r.Diags = plainMismatches(collapseDisjunctions(r.Diags), cwd).Sorted()
 	return r
 }
@@ -127,6 +146,9 @@ type loader struct {
 	defSettings cue.Value
 	// seen dedupes errors reported more than once.
 	seen map[string]bool
+	// unsharded says the sharded load failed (a shard did not build): the
+	// package must be loaded as one.
+	unsharded bool
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
@@ -186,8 +208,21 @@ func (l *loader) run(dir string) {
 			return
 		}
 	}
-	vals, err := l.ctx.BuildInstances(insts)
+	// A package that shards is evaluated here without its workload
+	// files (see shard.go); its workloads are evaluated shard by shard.
+	shards := planShards(insts[0].Files, l.opts.shardSize())
+	toBuild := insts
+	if shards != nil {
+		shared := *insts[0]
+		shared.Files = shards.shared
+		toBuild = []*build.Instance{&shared, insts[1]}
+	}
+	vals, err := l.ctx.BuildInstances(toBuild)
 	if err != nil {
+		if shards != nil {
+			l.unsharded = true // the package reports why, as one
+			return
+		}
 		l.addCUEError(err, cue.Value{})
 		return
 	}
@@ -205,7 +240,8 @@ func (l *loader) run(dir string) {
 	l.decodeCatalog(sch)
 
 	l.checkTopLevel()
-	if !pkg.LookupPath(pathWorkloads).Exists() {
+	// A shard plan found workload files, which the shared files lack.
+	if shards == nil && !pkg.LookupPath(pathWorkloads).Exists() {
 		l.errorf("%s defines no workloads: add `workloads: <name>: {...}` (and wlc.cue with the schema import, see README)", dir)
 		return
 	}
@@ -217,7 +253,12 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.decodeProfiles(pkg)
-	l.decodeWorkloads(pkg)
+	if shards == nil {
+		l.decodeWorkloads(pkg)
+	} else if !l.evalShards(insts[0], insts[1], shards) {
+		l.unsharded = true
+		return
+	}
 	l.checkDefinedTwice()
 }
 
@@ -359,7 +400,18 @@ func (l *loader) decodeProfiles(pkg cue.Value) {
 	}
 }
 
+// decodeWorkloads validates, decodes and checks every workload of pkg,
+// then the rules across workloads.
 func (l *loader) decodeWorkloads(pkg cue.Value) {
+	runNames := map[string]token.Pos{}
+	l.evalWorkloads(pkg, runNames)
+	l.finishWorkloads(runNames)
+}
+
+// evalWorkloads validates, decodes and checks every workload of pkg (a
+// package or one shard of it), appending the clean ones to l.res and,
+// for each, where a clash of its run name would be reported.
+func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]token.Pos) {
 	it, err := pkg.LookupPath(pathWorkloads).Fields()
 	if err != nil {
 		l.addCUEError(err, pkg)
@@ -378,7 +430,6 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 	}
 	var jobs []*job
 	var derived []*recipeDerivation
-	vals := map[string]cue.Value{}
 	for it.Next() {
 		wv := it.Value()
 		rd, ok := l.deriveRecipe(wv)
@@ -447,10 +498,14 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 		}
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
-			vals[lw.Name] = wv
+			runNames[lw.Name] = l.pos(wv, runNameField(lw))
 		}
 	}
-	if refused := l.checkRunNames(l.res.Workloads, vals); len(refused) > 0 {
+}
+
+// finishWorkloads applies the rules across workloads and sorts them.
+func (l *loader) finishWorkloads(runNames map[string]token.Pos) {
+	if refused := l.checkRunNames(l.res.Workloads, runNames); len(refused) > 0 {
 		kept := l.res.Workloads[:0]
 		for _, w := range l.res.Workloads {
 			if !refused[w.Name] {

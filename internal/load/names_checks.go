@@ -1,11 +1,10 @@
 package load
 
 import (
+	"fmt"
 	"sort"
 
-	"cuelang.org/go/cue"
-
-	"github.com/wlcdev/wlc/internal/diag"
+	"cuelang.org/go/cue/token"
 )
 
 // checkRunNames refuses two workloads with one run name (dashboard_name,
@@ -14,7 +13,8 @@ import (
 // would read as the same series. Reported on each workload after the first
 // that claims the name, naming the one before it. It returns the names of
 // the workloads refused.
-func (l *loader) checkRunNames(ws []Workload, vals map[string]cue.Value) map[string]bool {
+// at holds where each workload's clash is reported (see runNameField).
+func (l *loader) checkRunNames(ws []Workload, at map[string]token.Pos) map[string]bool {
 	type claim struct{ name, file string }
 	order := make([]Workload, len(ws))
 	copy(order, ws)
@@ -38,14 +38,22 @@ func (l *loader) checkRunNames(ws []Workload, vals map[string]cue.Value) map[str
 			first[run] = claim{w.Name, w.File}
 			continue
 		}
-		field := "dashboard_name"
-		if w.DashboardName == "" {
-			field = ""
+		path := "workloads." + quoteLabel(w.Name)
+		if f := runNameField(w); f != "" {
+			path += "." + f
 		}
-		l.report(diag.Error, "workloads."+quoteLabel(w.Name), vals[w.Name], field,
-			"run name %q is already the run name of workload %s (%s): it names the results folder and the dashboards' rows, so the two jobs would mix their results; rename one of them or give it another dashboard_name",
-			run, prev.name, prev.file)
+		l.addAt(at[w.Name], path, fmt.Sprintf("run name %q is already the run name of workload %s (%s): it names the results folder and the dashboards' rows, so the two jobs would mix their results; rename one of them or give it another dashboard_name",
+			run, prev.name, prev.file))
 		refused[w.Name] = true
 	}
 	return refused
+}
+
+// runNameField is the field a clash of w's run name is reported on: its
+// dashboard_name, else its label.
+func runNameField(w Workload) string {
+	if w.DashboardName != "" {
+		return "dashboard_name"
+	}
+	return ""
 }

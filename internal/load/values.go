@@ -203,10 +203,12 @@ func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
 
 func (l *loader) reportValue(v cue.Value, base string, f ValueFinding) {
 	if pos := l.pos(v, f.Path); pos.IsValid() {
-		// The schema's own rule already blamed this value.
+		// The schema's own rule already blamed this value (of this
+		// workload: another one's error at a helper both use is not
+		// this one's, and a sharded load would not see it).
 		file := l.rel(pos.Filename())
 		for _, d := range l.res.Diags {
-			if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() {
+			if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() && (d.Path == base || strings.HasPrefix(d.Path, base+".")) {
 				return
 			}
 		}

@@ -1,0 +1,338 @@
+package load
+
+import (
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/token"
+)
+
+// Sharding. CUE evaluates a package on one goroutine, and its collector
+// re-marks the whole live value graph on every cycle, so a package of a
+// thousand workloads costs seconds and a gigabyte in one evaluation. Most
+// workload files only add `workloads: <name>: {...}` entries typed by
+// the package's shared files (wlc.cue, profiles, settings, helpers):
+// such a file evaluates the same beside the shared files alone as in the
+// whole package. The loader then evaluates runs of those files as shards,
+// each with the shared files in a cue.Context of its own (a context is
+// single-threaded, and values of two contexts cannot meet), GOMAXPROCS at
+// a time, and keeps only each shard's findings and decoded workloads, so
+// at most that many shards' values are alive at once. Everything outside
+// workloads (settings, profiles, top-level checks) is evaluated once, on
+// the shared files. A package whose files reach into each other's
+// workloads is loaded as one package, as is a small one.
+
+// shardFiles is how many workload files a shard holds at most: small
+// enough that GOMAXPROCS shards' values stay small (1,000 bundled-size
+// workloads: 64 files a shard peaked at 410 MB, 16 at 290 MB), large
+// enough that each shard's own copy of the schema and profiles is a small
+// part of its cost (16 cost 5% more CPU than 64).
+const shardFiles = 16
+
+// shardPlan is a package's files split for a sharded load.
+type shardPlan struct {
+	shared []*ast.File   // in every shard: everything but workload files
+	shards [][]*ast.File // runs of workload files, in package order
+}
+
+// planShards splits files (in package order) into shards of at most size
+// workload files, or returns nil when the package must be evaluated as
+// one: fewer than two shards, or a file whose evaluation could depend on
+// another workload file (see workloadFile and refersToWorkloads).
+func planShards(files []*ast.File, size int) *shardPlan {
+	if size < 1 {
+		return nil
+	}
+	p := &shardPlan{}
+	var wfiles []*ast.File
+	var names [][]string
+	for _, f := range files {
+		if refersToWorkloads(f) {
+			return nil
+		}
+		ws, ok := workloadFile(f)
+		switch {
+		case ok:
+			wfiles = append(wfiles, f)
+			names = append(names, ws)
+		case declaresWorkloads(f):
+			return nil // workloads beside other declarations: in every shard
+		default:
+			p.shared = append(p.shared, f)
+		}
+	}
+	// A workload defined in several files is one value: its files stay in
+	// one shard (with every file between them, keeping package order).
+	last := map[string]int{}
+	for i, ws := range names {
+		for _, w := range ws {
+			last[w] = i
+		}
+	}
+	start, end := 0, 0 // the current shard is wfiles[start:i]; it must reach end
+	for i, ws := range names {
+		if i > start && i > end && i-start >= size {
+			p.shards = append(p.shards, wfiles[start:i])
+			start = i
+		}
+		for _, w := range ws {
+			end = max(end, last[w])
+		}
+	}
+	if start < len(wfiles) {
+		p.shards = append(p.shards, wfiles[start:])
+	}
+	if len(p.shards) < 2 {
+		return nil
+	}
+	return p
+}
+
+// workloadFile reports whether f declares nothing but workloads, each
+// under a plain label (`workloads: name: {...}`), and lists their names.
+func workloadFile(f *ast.File) ([]string, bool) {
+	var names []string
+	found := false
+	for _, d := range f.Decls {
+		switch x := d.(type) {
+		case *ast.Package, *ast.ImportDecl, *ast.CommentGroup, *ast.Attribute:
+			continue
+		case *ast.Field:
+			if label, ok := plainLabel(x); !ok || label != "workloads" {
+				return nil, false
+			}
+			st, ok := x.Value.(*ast.StructLit)
+			if !ok {
+				return nil, false
+			}
+			for _, e := range st.Elts {
+				switch w := e.(type) {
+				case *ast.CommentGroup, *ast.Attribute:
+					continue
+				case *ast.Field:
+					name, ok := plainLabel(w)
+					if !ok {
+						return nil, false
+					}
+					names = append(names, name)
+					found = true
+				default: // a comprehension, embedding or let: not one entry
+					return nil, false
+				}
+			}
+		default:
+			return nil, false
+		}
+	}
+	return names, found
+}
+
+// plainLabel is a field's name when it is a regular field with a
+// constant label: no alias, pattern, dynamic label or constraint marker.
+func plainLabel(f *ast.Field) (string, bool) {
+	if f.Constraint != token.ILLEGAL {
+		return "", false
+	}
+	switch f.Label.(type) {
+	case *ast.Ident, *ast.BasicLit:
+	default:
+		return "", false
+	}
+	name, isIdent, err := ast.LabelName(f.Label)
+	if err != nil || (isIdent && (strings.HasPrefix(name, "_") || strings.HasPrefix(name, "#"))) {
+		return "", false
+	}
+	return name, true
+}
+
+// declaresWorkloads reports whether a file that is not a workload file
+// declares anything under workloads but its typing pattern
+// (`workloads: [Name=string]: ...`, wlc.cue).
+func declaresWorkloads(f *ast.File) bool {
+	for _, d := range f.Decls {
+		x, ok := d.(*ast.Field)
+		if !ok {
+			if _, ok := d.(*ast.EmbedDecl); ok {
+				return true // an embedded struct may hold workloads
+			}
+			continue
+		}
+		name, _, err := ast.LabelName(x.Label)
+		if err != nil {
+			return true // a dynamic top-level label may be workloads
+		}
+		if name != "workloads" {
+			continue
+		}
+		st, ok := x.Value.(*ast.StructLit)
+		if !ok {
+			return true
+		}
+		for _, e := range st.Elts {
+			switch w := e.(type) {
+			case *ast.CommentGroup, *ast.Attribute:
+			case *ast.Field:
+				if _, ok := w.Label.(*ast.ListLit); !ok {
+					return true // only a pattern [Name=string] is allowed
+				}
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refersToWorkloads reports whether f refers to the package's workloads
+// (an identifier `workloads` that is not a label): such a value depends on
+// every workload file, so no shard would see what the package sees.
+func refersToWorkloads(f *ast.File) bool {
+	found := false
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.Package, *ast.ImportDecl:
+			return false // the package's own name is not a reference
+		case *ast.Field:
+			switch lab := x.Label.(type) {
+			case *ast.Ident, *ast.BasicLit:
+			case *ast.Alias:
+				ast.Walk(lab.Expr, visit, nil)
+			default:
+				ast.Walk(lab, visit, nil) // dynamic labels and patterns are expressions
+			}
+			ast.Walk(x.Value, visit, nil)
+			return false
+		case *ast.SelectorExpr:
+			ast.Walk(x.X, visit, nil) // x.Sel is a label
+			return false
+		case *ast.Ident:
+			if x.Name == "workloads" {
+				found = true
+			}
+		}
+		return true
+	}
+	ast.Walk(f, visit, nil)
+	return found
+}
+
+// shardResult is what one shard's evaluation leaves: findings, clean
+// workloads and their run-name positions (no CUE values, so the shard's
+// memory goes once it is done).
+type shardResult struct {
+	res      *Result
+	base     int // res.Diags[:base] were the package's before the shard
+	runNames map[string]token.Pos
+	failed   bool // the shard did not build: load the package as one
+}
+
+// evalShards evaluates the workloads of every shard of p, GOMAXPROCS
+// shards at a time, each in its own cue.Context, and merges their
+// findings and workloads into l.res in package order. It returns false,
+// having changed nothing, when a shard fails to build (the one-package
+// load reports why).
+func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) bool {
+	results := make([]*shardResult, len(p.shards))
+	workers := min(runtime.GOMAXPROCS(0), len(p.shards))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+			}
+		})
+	}
+	for i := range p.shards {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, r := range results {
+		if r.failed {
+			return false
+		}
+	}
+	runNames := map[string]token.Pos{}
+	l.res.shards = len(results)
+	for _, r := range results {
+		// The one-package load reports an error of a path outside the
+		// workloads once (see addCUEError's keys): so does the merge.
+		for _, d := range r.res.Diags[r.base:] {
+			if !strings.HasPrefix(d.Path, "workloads.") {
+				key := "merged\x00" + d.Path + "\x00" + d.Message
+				if l.seen[key] {
+					continue
+				}
+				l.seen[key] = true
+			}
+			l.res.Diags.Add(d)
+		}
+		l.res.Workloads = append(l.res.Workloads, r.res.Workloads...)
+		for k, v := range r.runNames {
+			runNames[k] = v
+		}
+	}
+	l.finishWorkloads(runNames)
+	return true
+}
+
+// evalShard builds the shared files and one shard's workload files as the
+// package (same import path, so hidden names and messages are the
+// package's) in a context of its own, and runs the workload part of the
+// load on it with a loader of its own.
+func (l *loader) evalShard(pkgInst, schemaInst *build.Instance, p *shardPlan, files []*ast.File) *shardResult {
+	inShard := map[*ast.File]bool{}
+	for _, f := range p.shared {
+		inShard[f] = true
+	}
+	for _, f := range files {
+		inShard[f] = true
+	}
+	inst := *pkgInst
+	inst.Files = slices.DeleteFunc(slices.Clone(pkgInst.Files), func(f *ast.File) bool { return !inShard[f] })
+	ctx := cuecontext.New()
+	vals, err := ctx.BuildInstances([]*build.Instance{&inst, schemaInst})
+	if err != nil {
+		return &shardResult{failed: true}
+	}
+	s := *l
+	s.ctx, s.files, s.pkg = ctx, inst.Files, vals[0]
+	sch := vals[1]
+	s.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
+	s.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
+	s.defSettings = sch.LookupPath(cue.ParsePath("#Settings"))
+	s.seen = map[string]bool{}
+	for k := range l.seen {
+		s.seen[k] = true
+	}
+	s.recipes, s.recipesErr = nil, nil // recipes' values are a context's too
+	r := *l.res
+	r.Diags = slices.Clone(l.res.Diags)
+	r.Workloads = nil
+	s.res = &r
+	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]token.Pos{}}
+	s.evalWorkloads(s.pkg, out.runNames)
+	return out
+}
+
+// shardSize is the most workload files a shard holds; 0 never shards.
+func (o Options) shardSize() int {
+	switch {
+	case o.shardFiles < 0:
+		return 0
+	case o.shardFiles == 0:
+		return shardFiles
+	}
+	return o.shardFiles
+}

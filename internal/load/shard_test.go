@@ -1,0 +1,268 @@
+package load_test
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testenv"
+)
+
+// allVetters are every backend's vet-time rules, as wlc vet passes them.
+func allVetters() []load.Vetter {
+	var out []load.Vetter
+	for _, b := range registry.All() {
+		if v, ok := b.(load.Vetter); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// loadOutput is everything a user sees of a load: the findings as vet
+// prints them, each clean workload's record, and every backend's export
+// of the clean workloads.
+func loadOutput(t *testing.T, root string, o load.Options) (*load.Result, string) {
+	t.Helper()
+	o.Vetters = allVetters()
+	r := load.Load(cuecontext.New(), filepath.Join(root, "workloads"), root, o)
+	var b bytes.Buffer
+	r.Diags.WriteText(&b)
+	var plans []plan.Workload
+	for _, w := range r.Workloads {
+		fmt.Fprintf(&b, "workload %s %s:%d:%d %+v\n", w.Name, w.File, w.Line, w.Column, w.Recipe)
+		p, err := r.Resolve(w, plan.Overrides{})
+		if err != nil {
+			fmt.Fprintf(&b, "resolve %s: %v\n", w.Name, err)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	for _, be := range registry.All() {
+		var ps []plan.Workload
+		for _, p := range plans {
+			if acc, ok := be.(backends.Accepter); ok && acc.Accepts(p) != nil {
+				continue
+			}
+			ps = append(ps, p)
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		arts, err := be.Lower(ps, backends.Options{Env: map[string]string{}, WorkloadsDir: "workloads/"})
+		if err != nil {
+			fmt.Fprintf(&b, "backend %s: %v\n", be.Name(), err)
+			continue
+		}
+		for _, a := range arts {
+			fmt.Fprintf(&b, "== %s %s %v\n%s\n", be.Name(), a.Path, a.Mode, a.Data)
+		}
+	}
+	return r, b.String()
+}
+
+// requireSameLoad loads root as one package and in shards of size
+// workload files and requires the same findings, workloads and artifacts,
+// byte for byte. wantShards says whether the package must shard.
+func requireSameLoad(t *testing.T, root string, o load.Options, size int, wantShards bool) string {
+	t.Helper()
+	one, want := loadOutput(t, root, load.WithShardFiles(o, -1))
+	if one.Shards() != 0 {
+		t.Fatalf("the one-package load evaluated %d shards", one.Shards())
+	}
+	sharded, got := loadOutput(t, root, load.WithShardFiles(o, size))
+	switch {
+	case wantShards && sharded.Shards() < 2:
+		t.Fatalf("want a sharded load, got %d shards", sharded.Shards())
+	case !wantShards && sharded.Shards() != 0:
+		t.Fatalf("want the package loaded as one (its files refer to each other), got %d shards", sharded.Shards())
+	}
+	if got != want {
+		t.Errorf("the sharded load differs from the one-package load:\n%s", lineDiff(want, got))
+	}
+	return want
+}
+
+// lineDiff lists the lines only one side has.
+func lineDiff(want, got string) string {
+	count := map[string]int{}
+	for _, l := range strings.Split(want, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(got, "\n") {
+		count[l]--
+	}
+	var out []string
+	for l, n := range count {
+		if n > 0 {
+			out = append(out, "- "+l)
+		} else if n < 0 {
+			out = append(out, "+ "+l)
+		}
+	}
+	if len(out) == 0 {
+		return "(the same lines in another order)"
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestShardedLoadBundled: the bundled workloads (and the recipe-derived
+// ones) load the same in shards of one and of three files.
+func TestShardedLoadBundled(t *testing.T) {
+	repo := testenv.RepoRoot(t)
+	for _, size := range []int{1, 3} {
+		out := requireSameLoad(t, repo, load.Options{}, size, true)
+		if strings.Contains(out, "error") && strings.Contains(out, ": error: ") {
+			t.Errorf("the bundled workloads have errors:\n%s", out)
+		}
+	}
+	requireSameLoad(t, filepath.Join(repo, "testdata", "recipe-workloads"), load.Options{RecipesDir: recipesDir(t)}, 1, true)
+}
+
+// brokenFiles is a package with errors of every kind the loader reports,
+// spread over files that land in different shards: schema values and
+// rules, an unknown field, missing required fields, a type mismatch, a Go
+// value rule (a credential), a duplicate run name across files, a
+// workload defined in two conflicting files, an unknown profile, a
+// misspelt top-level field, and workloads typed by a shared helper.
+var brokenFiles = map[string]string{
+	"workloads/helpers.cue": `package workloads
+
+_llama: {
+	model:     "meta-llama/Llama-3.1-70B-Instruct"
+	precision: "bf16"
+	lm_eval: tasks: [{name: "gsm8k"}]
+}
+`,
+	"workloads/a.cue": `package workloads
+
+workloads: a_ok: _llama & {
+	profile:       "H200"
+	gpus_per_node: 8
+	serve: tensor_parallel_size: 8
+}
+workloads: a_typo: _llama & {
+	profile:       "H200"
+	gpus_per_node: 8
+	serve: tensor_parallel_sise: 8
+}
+`,
+	"workloads/b.cue": `package workloads
+
+workloads: dup: _llama & {
+	profile:       "H200"
+	gpus_per_node: 8
+	serve: tensor_parallel_size: 8
+}
+`,
+	"workloads/c.cue": `package workloads
+
+workloads: dup: gpus_per_node: 4
+workloads: c_missing: profile: "H200"
+`,
+	"workloads/d.cue": `package workloads
+
+workloads: d_runname: _llama & {
+	dashboard_name: "a_ok"
+	profile:        "H200"
+	gpus_per_node:  8
+	serve: tensor_parallel_size: 8
+	env: HF_TOKEN_VALUE: "hf_abcdefghijklmnopqrstuvwxyzABCDEF"
+}
+workloads: d_clash: _llama & {
+	dashboard_name: "a_ok"
+	profile:        "H200"
+	gpus_per_node:  8
+	serve: tensor_parallel_size: 8
+}
+workloads: d_profile: _llama & {
+	profile:       "H100"
+	gpus_per_node: 8
+	serve: tensor_parallel_size: 8
+}
+`,
+	"workloads/e.cue": `package workloads
+
+workloads: e_types: _llama & {
+	profile:       "B200"
+	gpus_per_node: "8"
+	precision:     "nvfp4"
+	serve: tensor_parallel_size: 4
+}
+workloads: e_rule: _llama & {
+	profile:       "H200"
+	gpus_per_node: 8
+	serve: tensor_parallel_size: 4
+	vllm_bench: configs: [{name: "x", input_len: 1, output_len: 1, max_concurrency: 1, num_prompts: 1, args: "num-prompts": 5}]
+}
+`,
+	"workloads/f.cue": `package workloads
+
+workload: f_top: {}
+`,
+}
+
+// TestShardedLoadBroken: a package with broken workloads in several files
+// gives the same findings sharded as loaded as one, file per shard (the
+// two files of the duplicate workload share one).
+func TestShardedLoadBroken(t *testing.T) {
+	root := writePkg(t, brokenFiles)
+	out := requireSameLoad(t, root, load.Options{}, 1, true)
+	for _, want := range []string{
+		"workloads/a.cue:11:9: error: workloads.a_typo.serve.tensor_parallel_sise",
+		"workloads/b.cue:5:17: error: workloads.dup.gpus_per_node: conflicting values 4 and 8",
+		"workloads/c.cue:3:12: error: workloads.dup: workload dup is defined in 2 places",
+		"workloads/c.cue:4:12: error: workloads.c_missing: required field missing: gpus_per_node",
+		"workloads/d.cue:8:23: error: workloads.d_runname.env.HF_TOKEN_VALUE",
+		"workloads/d.cue:11:18: error: workloads.d_clash.dashboard_name: run name \"a_ok\" is already the run name of workload a_ok (workloads/a.cue)",
+		"workloads.d_profile.profile: unknown profile H100",
+		"workloads.e_types.gpus_per_node: must be an integer",
+		"workloads/e.cue:13:122: error: workloads.e_rule.vllm_bench.configs[0].args.\"num-prompts\": bench arg num-prompts is set by wlc",
+		"workloads/e.cue:11:17: error: workloads.e_rule.gpus_per_node: tensor_parallel_size × data_parallel_size",
+		"workloads/f.cue:3:1: error: workload: unknown top-level field workload",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("findings lack %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestShardedLoadFallsBack: files that refer to each other's workloads, or
+// declare workloads beside other fields, make the package load as one,
+// with the same findings.
+func TestShardedLoadFallsBack(t *testing.T) {
+	for name, extra := range map[string]map[string]string{
+		"reference to workloads": {"workloads/g.cue": `package workloads
+
+workloads: g_copy: workloads.a_ok & {dashboard_name: "g"}
+`},
+		"workloads beside a helper": {"workloads/h.cue": `package workloads
+
+_h: 1
+workloads: h_more: _llama & {profile: "H200", gpus_per_node: 8, serve: tensor_parallel_size: 8}
+`},
+		"a comprehension over workloads": {"workloads/i.cue": `package workloads
+
+_names: [for k, _ in workloads {k}]
+`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{}
+			for k, v := range brokenFiles {
+				files[k] = v
+			}
+			for k, v := range extra {
+				files[k] = v
+			}
+			requireSameLoad(t, writePkg(t, files), load.Options{}, 1, false)
+		})
+	}
+}
