@@ -72,31 +72,43 @@ func load() (map[string]cue.Value, []byte, error) {
 			c.err = err
 			return
 		}
-		c.defs = map[string]cue.Value{}
-		out := map[string]Spec{}
-		for _, name := range Rows {
-			d := v.LookupPath(cue.ParsePath(name))
-			if !d.Exists() {
-				c.err = fmt.Errorf("embedded schema: %s is missing", name)
-				return
-			}
-			c.defs[name] = d
-			s, err := describe(d)
-			if err != nil {
-				c.err = fmt.Errorf("embedded schema: %s: %w", name, err)
-				return
-			}
-			out[name] = s
-		}
-		c.shapes, c.err = json.Marshal(out)
+		c.defs, c.shapes, c.err = shapesOf(v)
 	})
 	return c.defs, c.shapes, c.err
+}
+
+// shapesOf finds the row definitions in the schema package v and
+// describes them.
+func shapesOf(v cue.Value) (map[string]cue.Value, []byte, error) {
+	defs := map[string]cue.Value{}
+	out := map[string]Spec{}
+	for _, name := range Rows {
+		d := v.LookupPath(cue.ParsePath(name))
+		if !d.Exists() {
+			return nil, nil, fmt.Errorf("embedded schema: %s is missing", name)
+		}
+		defs[name] = d
+		s, err := describe(d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("embedded schema: %s: %w", name, err)
+		}
+		out[name] = s
+	}
+	shapes, err := json.Marshal(out)
+	return defs, shapes, err
 }
 
 // Shapes is the compact JSON description of every row definition, keyed
 // by definition name: what the job's ingest tool checks rows against.
 func Shapes() (string, error) {
 	_, s, err := load()
+	return string(s), err
+}
+
+// ShapesOf is Shapes from the embedded schema package already built (the
+// loader's), so an export does not compile the schema a second time.
+func ShapesOf(schemaPkg cue.Value) (string, error) {
+	_, s, err := shapesOf(schemaPkg)
 	return string(s), err
 }
 

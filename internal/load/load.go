@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -55,6 +56,16 @@ type Result struct {
 	// shards is how many shards the workloads were evaluated in (0: the
 	// package as one; see shard.go).
 	shards int
+	// rows describes the row shapes from the schema package this load
+	// built (see ingestShapes).
+	rows *rowShapes
+}
+
+type rowShapes struct {
+	schema cue.Value
+	once   sync.Once
+	shapes string
+	err    error
 }
 
 // Workload returns the workload called name.
@@ -227,6 +238,7 @@ func (l *loader) run(dir string) {
 		return
 	}
 	pkg, sch := vals[0], vals[1]
+	l.res.rows = &rowShapes{schema: sch}
 	for _, f := range insts[0].IgnoredFiles {
 		// A file without a package clause is silently left out by CUE.
 		if filepath.Dir(f.Filename) == abs && f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
@@ -528,8 +540,19 @@ func (r *Result) Resolve(w Workload, ov plan.Overrides) (plan.Workload, error) {
 	}
 	p.Recipe = w.Recipe
 	// The row shapes come from the binary's schema, like every rule.
-	if p.Ingest.Shapes, err = ingest.Shapes(); err != nil {
+	if p.Ingest.Shapes, err = r.ingestShapes(); err != nil {
 		return plan.Workload{}, err
 	}
 	return p, nil
+}
+
+// ingestShapes describes the row definitions of the schema this load
+// built (once), or of the embedded schema for a Result made by hand.
+func (r *Result) ingestShapes() (string, error) {
+	rs := r.rows
+	if rs == nil {
+		return ingest.Shapes()
+	}
+	rs.once.Do(func() { rs.shapes, rs.err = ingest.ShapesOf(rs.schema) })
+	return rs.shapes, rs.err
 }

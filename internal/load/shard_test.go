@@ -11,6 +11,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
@@ -264,5 +265,27 @@ _names: [for k, _ in workloads {k}]
 			}
 			requireSameLoad(t, writePkg(t, files), load.Options{}, 1, false)
 		})
+	}
+}
+
+// TestResolveShapesFromLoad: Resolve describes the row shapes from the
+// schema the load built, exactly as from the embedded schema compiled on
+// its own (which the load no longer repeats).
+func TestResolveShapesFromLoad(t *testing.T) {
+	repo := testenv.RepoRoot(t)
+	r := load.Load(cuecontext.New(), filepath.Join(repo, "workloads"), repo)
+	if len(r.Workloads) == 0 {
+		t.Fatalf("no workloads:\n%s", strings.Join(diagLines(r), "\n"))
+	}
+	p, err := r.Resolve(r.Workloads[0], plan.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ingest.Shapes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ingest.Shapes != want || want == "" {
+		t.Errorf("shapes from the load:\n%s\nfrom the embedded schema:\n%s", p.Ingest.Shapes, want)
 	}
 }
