@@ -265,6 +265,9 @@ func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) b
 	}
 	runNames := map[string]token.Pos{}
 	l.res.shards = len(results)
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
 	for _, r := range results {
 		// The one-package load reports an error of a path outside the
 		// workloads once (see addCUEError's keys): so does the merge.
