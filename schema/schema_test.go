@@ -263,3 +263,28 @@ func jsonOf(t *testing.T, v any) string {
 	b, _ = json.Marshal(x)
 	return string(b)
 }
+
+// TestK8sHFHome: a pod's HF cache is profile data. A k8s profile that
+// names none gets the vLLM images' own cache directory (backed by the
+// hf-cache volume), one that names one keeps it, and other runtimes get
+// no default (docker and Slurm mount HF_HOME from the host, so an
+// invented path would be created there).
+func TestK8sHFHome(t *testing.T) {
+	ctx := cuecontext.New()
+	v := buildSchema(t, ctx)
+	for _, c := range []struct{ src, want string }{
+		{`{name: "P", hardware: "B200", runtime: "k8s", queue: "q", k8s: plugin: "nvidia"}`, "/root/.cache/huggingface"},
+		{`{name: "P", hardware: "MI355X", runtime: "k8s", queue: "q", k8s: plugin: "amd"}`, "/root/.cache/huggingface"},
+		{`{name: "P", hardware: "B200", runtime: "k8s", queue: "q", k8s: plugin: "nvidia", hf_home: "/data/hf"}`, "/data/hf"},
+		{`{name: "P", hardware: "H200", runtime: "docker", queue: "q"}`, ""},
+	} {
+		p := v.LookupPath(cue.ParsePath("#Profile")).Unify(ctx.CompileString(c.src))
+		var got schema.Profile
+		if err := p.Decode(&got); err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got.HFHome != c.want {
+			t.Errorf("%s: hf_home = %q, want %q", c.src, got.HFHome, c.want)
+		}
+	}
+}

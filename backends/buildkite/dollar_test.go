@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +41,10 @@ func dockerWorkload(name string, env ...plan.EnvVar) plan.Workload {
 
 func k8sWorkload(name, plugin string, env ...plan.EnvVar) plan.Workload {
 	w := dockerWorkload(name, env...)
+	if !slices.ContainsFunc(env, func(e plan.EnvVar) bool { return e.Name == "HF_HOME" }) {
+		// What the plan carries from the schema's k8s hf_home default.
+		w.Env = append(w.Env, plan.EnvVar{Name: "HF_HOME", Value: "/root/.cache/huggingface"})
+	}
 	w.Profile = schema.Profile{Name: "B200", Runtime: "k8s", Queue: "b200-k8s", K8s: &schema.K8s{
 		Plugin: plugin, HFCacheVolume: map[string]any{"emptyDir": map[string]any{}},
 		ImagePullSecret: "pull-secret", HFTokenSecret: schema.SecretKeyRef{Name: "hf", Key: "token"},

@@ -23,11 +23,6 @@ const k8sPluginSource = "github.com/buildkite-plugins/kubernetes-buildkite-plugi
 // Defaults of perf-eval's pod shapes (§3.3 item 6).
 const (
 	usageSource = "ci-test"
-	// nvidiaHFHome is where the nvidia pod kept the HF cache when the
-	// workload names none: on the node's /mnt/shared.
-	nvidiaHFHome = "/mnt/shared/hf_cache"
-	// amdHFHome is the vLLM ROCm image's own cache path.
-	amdHFHome = "/root/.cache/huggingface"
 	// hfTokenVar is the secret the pod takes from the cluster's secret store.
 	hfTokenVar = "HF_TOKEN"
 )
@@ -54,12 +49,16 @@ func k8sPlugin(w plan.Workload, opts backends.Options) (*pipeline.Plugin, error)
 	if err != nil {
 		return nil, err
 	}
+	home := hfHome(w)
+	if home == "" {
+		return nil, fmt.Errorf("profile %s: a k8s pod needs HF_HOME, the profile's hf_home (schema/profile.cue defaults it on runtime k8s) or the workload's env", w.Profile.Name)
+	}
 	var cfg *omap
 	switch k.Plugin {
 	case "nvidia":
-		cfg = om("podSpec", nvidiaPodSpec(w, override))
+		cfg = om("podSpec", nvidiaPodSpec(w, home, override))
 	case "amd":
-		cfg = om("podSpecPatch", amdPodSpecPatch(w, override))
+		cfg = om("podSpecPatch", amdPodSpecPatch(w, home, override))
 	default:
 		return nil, fmt.Errorf("profile %s: unknown k8s.plugin %q (want nvidia or amd)", w.Profile.Name, k.Plugin)
 	}
@@ -67,14 +66,14 @@ func k8sPlugin(w plan.Workload, opts backends.Options) (*pipeline.Plugin, error)
 }
 
 // hfHome is the server's HF_HOME: the plan's (workload env, else the
-// profile's hf_home), else the plugin's default.
-func hfHome(w plan.Workload, def string) string {
+// profile's hf_home, which the schema defaults for k8s profiles).
+func hfHome(w plan.Workload) string {
 	for _, e := range w.Env {
 		if e.Name == "HF_HOME" && e.Value != "" {
 			return e.Value
 		}
 	}
-	return def
+	return ""
 }
 
 // hfCacheOverride reads <PROFILE>_HF_CACHE_VOLUME: a Kubernetes volume
@@ -158,12 +157,11 @@ func hostPathVolumes(w plan.Workload, dir string) (mounts, volumes []any, covers
 }
 
 // nvidiaPodSpec is perf-eval's nvidia pod: the profile's host paths (by
-// default the node's /raid and /mnt/shared, where the HF cache lives). An
+// default the node's /raid and /mnt/shared). An
 // hf-cache volume is mounted at HF_HOME only when <PROFILE>_HF_CACHE_VOLUME
 // is set or HF_HOME is on none of the host paths (so the default emptyDir
 // never hides the shared cache).
-func nvidiaPodSpec(w plan.Workload, override map[string]any) *omap {
-	home := hfHome(w, nvidiaHFHome)
+func nvidiaPodSpec(w plan.Workload, home string, override map[string]any) *omap {
 	hostMounts, hostVolumes, onHost := hostPathVolumes(w, home)
 	mounts := append([]any{om("name", "devshm", "mountPath", "/dev/shm")}, hostMounts...)
 	volumes := append([]any{om("name", "devshm", "emptyDir", om("medium", "Memory"))}, hostVolumes...)
@@ -194,8 +192,7 @@ func nvidiaPodSpec(w plan.Workload, override map[string]any) *omap {
 // amdPodSpecPatch is perf-eval's AMD patch of the controller's container-0:
 // the AMD device plugin's GPUs, an unconfined seccomp profile, /dev/shm in
 // memory and the hf-cache volume at HF_HOME (#35).
-func amdPodSpecPatch(w plan.Workload, override map[string]any) *omap {
-	home := hfHome(w, amdHFHome)
+func amdPodSpecPatch(w plan.Workload, home string, override map[string]any) *omap {
 	hostMounts, hostVolumes, _ := hostPathVolumes(w, home)
 	container := om(
 		"name", "container-0",
