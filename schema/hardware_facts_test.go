@@ -112,3 +112,87 @@ func TestPrecisionFacts(t *testing.T) {
 		t.Errorf("sm_103 differs from sm_100; give it its own rows")
 	}
 }
+
+// memoryFacts is every GPU's memory as its sources state it: the
+// datasheet's amount and unit, the driver's report where known, and the
+// usable GiB the catalog derives (worked out here by hand, not by the
+// code under test). A datasheet's decimal "186 GB" is 173.2 GiB; the
+// GB200's driver reports 189471 MiB = 185.03 GiB, which the checks use.
+var memoryFacts = []struct {
+	name            string
+	amount          float64
+	unit, source    string
+	reported        float64 // 0: no driver report in the catalog
+	reportedUnit    string
+	wantGiB, wantGB float64
+}{
+	{"H100", 80, "GB", "nv-h100", 81559, "MiB", 79.6474609375, 85.520809984},
+	{"H200", 141, "GB", "nv-h200", 143771, "MiB", 140.4013671875, 150.754820096},
+	{"B200", 180, "GB", "nv-b200", 183359, "MiB", 179.0615234375, 192.265846784},
+	{"B300", 268, "GB", "nv-b300", 0, "", 268e9 / (1 << 30), 268},
+	{"GB200", 186, "GB", "nv-gb200", 189471, "MiB", 185.0302734375, 198.674743296},
+	{"GB300", 288, "GB", "nv-gb300", 0, "", 288e9 / (1 << 30), 288},
+	{"MI300X", 192, "GB", "amd-mi300x", 205822885888, "B", 191.6875, 205.822885888},
+	{"MI325X", 256, "GB", "amd-mi325x", 0, "", 256e9 / (1 << 30), 256},
+	{"MI355X", 288, "GB", "amd-mi355x", 0, "", 288e9 / (1 << 30), 288},
+	{"ARC_PRO_B70", 32, "GB", "intel-b70", 0, "", 32e9 / (1 << 30), 32},
+}
+
+var hardwareLine = regexp.MustCompile(`(?m)^\s+([A-Z0-9_]+): \{vendor:.*// (\[.*\])$`)
+
+func TestMemoryFacts(t *testing.T) {
+	v := buildSchema(t, cuecontext.New())
+	var hw map[string]schema.Hardware
+	if err := v.LookupPath(cue.ParsePath("hardware")).Decode(&hw); err != nil {
+		t.Fatal(err)
+	}
+	src, err := schema.Files.ReadFile("hardware.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]bool{}
+	for _, m := range sourceTag.FindAllStringSubmatch(string(src), -1) {
+		sources[m[1]] = true
+	}
+	cites := map[string]string{}
+	for _, m := range hardwareLine.FindAllStringSubmatch(string(src), -1) {
+		cites[m[1]] = m[2]
+	}
+	near := func(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
+	seen := map[string]bool{}
+	for _, f := range memoryFacts {
+		seen[f.name] = true
+		t.Run(f.name, func(t *testing.T) {
+			h, ok := hw[f.name]
+			if !ok {
+				t.Fatalf("no %s in the catalog", f.name)
+			}
+			if !sources[f.source] || !strings.Contains(cites[f.name], "["+f.source+"]") {
+				t.Errorf("%s cites %s, want [%s] from hardware.cue's source list", f.name, cites[f.name], f.source)
+			}
+			if h.Memory.Amount != f.amount || h.Memory.Unit != f.unit {
+				t.Errorf("%s memory = %g %s, want %g %s as [%s] publishes it", f.name, h.Memory.Amount, h.Memory.Unit, f.amount, f.unit, f.source)
+			}
+			switch {
+			case f.reported == 0 && h.Reported != nil:
+				t.Errorf("%s has a driver report (%g %s) this table lacks", f.name, h.Reported.Amount, h.Reported.Unit)
+			case f.reported != 0 && (h.Reported == nil || h.Reported.Amount != f.reported || h.Reported.Unit != f.reportedUnit):
+				t.Errorf("%s reported = %+v, want %g %s [drv-report]", f.name, h.Reported, f.reported, f.reportedUnit)
+			case f.reported != 0 && !strings.Contains(cites[f.name], "[drv-report]"):
+				t.Errorf("%s's driver report cites no [drv-report]", f.name)
+			}
+			if !near(h.MemoryGiB, f.wantGiB) || !near(h.MemoryGB, f.wantGB) {
+				t.Errorf("%s usable = %v GiB / %v GB, want %v GiB / %v GB", f.name, h.MemoryGiB, h.MemoryGB, f.wantGiB, f.wantGB)
+			}
+		})
+	}
+	for name := range hw {
+		if !seen[name] {
+			t.Errorf("catalog hardware %s has no memory row (and source) here", name)
+		}
+	}
+	// The datasheet's decimal GB are converted, never read as GiB.
+	if g := hw["GB200"].Memory.GiB; !near(g, 186e9/(1<<30)) {
+		t.Errorf("GB200's published 186 GB = %v GiB, want %v", g, 186e9/(1<<30))
+	}
+}

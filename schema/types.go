@@ -23,7 +23,19 @@ type Hardware struct {
 	Architecture string  `json:"architecture"`
 	Generation   string  `json:"generation"`
 	GPUsPerNode  int     `json:"gpus_per_node"`
+	Memory       Memory  `json:"memory"`
+	Reported     *Memory `json:"reported,omitempty"`
 	MemoryGiB    float64 `json:"memory_gib"`
+	MemoryGB     float64 `json:"memory_gb"`
+}
+
+// Memory mirrors #Memory.
+type Memory struct {
+	Amount float64 `json:"amount"`
+	Unit   string  `json:"unit"`
+	Bytes  float64 `json:"bytes"`
+	GiB    float64 `json:"gib"`
+	GB     float64 `json:"gb"`
 }
 
 // Profile mirrors #Profile.

@@ -819,7 +819,7 @@ profiles: H200: {docker: {}}
 		bad: okBase + `	checkpoint_gib: 1000
 `,
 		want: []string{
-			"workloads/w.cue:10:18: error: workloads.w.checkpoint_gib: the weights need 1000 GiB × 1.2 headroom = 1200 GiB, but 8 × H200 hold 1128 GiB; reserve at least 9 GPUs, use a smaller checkpoint (lower precision) or lower memory_headroom",
+			"workloads/w.cue:10:18: error: workloads.w.checkpoint_gib: the weights need 1000 GiB × 1.2 headroom = 1200 GiB, but 8 × H200 hold 1123.2 GiB; reserve at least 9 GPUs, use a smaller checkpoint (lower precision) or lower memory_headroom",
 		},
 	},
 	{
@@ -829,7 +829,7 @@ profiles: H200: {docker: {}}
 		bad: okBase + `	params_b: 600
 `,
 		want: []string{
-			"workloads/w.cue:10:12: error: workloads.w.params_b: the weights need 1118 GiB × 1.2 headroom = 1341 GiB, but 8 × H200 hold 1128 GiB; reserve at least 10 GPUs, use a smaller checkpoint (lower precision) or lower memory_headroom",
+			"workloads/w.cue:10:12: error: workloads.w.params_b: the weights need 1118 GiB × 1.2 headroom = 1341 GiB, but 8 × H200 hold 1123.2 GiB; reserve at least 10 GPUs, use a smaller checkpoint (lower precision) or lower memory_headroom",
 		},
 	},
 	{

@@ -116,9 +116,11 @@ func (v *vetter) taxonomy() {
 			v.add(KindCatalog, diag.Error, f.n.get("gpu_count"), "hardware_profiles."+p.ID+".gpu_count",
 				"%s has %d GPUs per node here but wlc's catalog says %s has %d; fix whichever is wrong", p.ID, p.GPUCount, wlc, hw.GPUsPerNode)
 		}
-		if want := float64(hw.GPUsPerNode) * hw.MemoryGiB; float64(p.VRAMGB) != want {
+		// vram_gb is the datasheets' decimal GB, so it is compared with the
+		// datasheet figure in GB (schema/hardware.cue converts units).
+		if want := float64(hw.GPUsPerNode) * hw.Memory.GB; float64(p.VRAMGB) != want {
 			v.add(KindCatalog, diag.Warning, f.n.get("vram_gb"), "hardware_profiles."+p.ID+".vram_gb",
-				"%s declares %d GB per node (%g per GPU) but wlc's catalog has %s at %d × %g = %g GiB; memory checks use the taxonomy's %d, align one of them", p.ID, p.VRAMGB, p.PerGPU(), wlc, hw.GPUsPerNode, hw.MemoryGiB, want, p.VRAMGB)
+				"%s declares %d GB per node (%g GB per GPU) but the datasheet wlc's catalog cites gives %s %d × %g %s = %g GB (schema/hardware.cue); memory checks use the taxonomy's %d, align one of them", p.ID, p.VRAMGB, p.PerGPU(), wlc, hw.GPUsPerNode, hw.Memory.Amount, hw.Memory.Unit, want, p.VRAMGB)
 		}
 	}
 }
