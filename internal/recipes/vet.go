@@ -28,9 +28,11 @@ const (
 	KindCatalog           = "taxonomy-catalog"
 )
 
-// Finding is a diagnostic with the kind of rule that produced it.
+// Finding is a diagnostic with the kind of rule that produced it and, for
+// every error, the site rule it states (a key of SiteRules).
 type Finding struct {
 	Kind string
+	Rule string
 	diag.Diagnostic
 }
 
@@ -58,24 +60,42 @@ func (v *vetter) add(kind string, sev diag.Severity, at node, path, format strin
 	}})
 }
 
+// cite adds a finding that states the site rule named rule, quoted at the
+// end of its message.
+func (v *vetter) cite(rule, kind string, sev diag.Severity, at node, path, format string, args ...any) {
+	r, ok := SiteRules[rule]
+	if !ok {
+		panic("recipes: no site rule " + rule)
+	}
+	v.add(kind, sev, at, path, format+" ["+r.String()+"]", args...)
+	v.out[len(v.out)-1].Rule = rule
+}
+
 // Vet checks the loaded set for what the upstream build never checks.
 //
-// Severities: an error is a statement in the data that is false or dead —
-// a reference to nothing (unknown hardware/precision/feature ids), a
-// strategy that cannot be laid out on hardware the recipe marks verified,
-// a variant that fits no offered strategy, a precision wlc's catalog says
-// the hardware cannot run, two features the site itself never combines, a
-// model_id that is not the file's repo, an image name that is not one. A
-// warning is data that still renders a runnable command but misleads: a
-// single-node rendering that needs more memory than the node while a
-// multi-node one exists, a default node count below the variant's memory,
-// values outside the documented vocabulary that the site tolerates, a
-// case-only model_id mismatch, dates out of order, taxonomy numbers that
-// differ from wlc's catalog.
+// Severities: an error is a statement, true of the recipe, that breaks a
+// rule of the site's own source and quotes it (SiteRules): a reference to
+// nothing (unknown hardware ids, features, modes, strategies, keys the
+// site reads per generation only), a model_id that is not the file's repo,
+// two features the site itself never combines, an image name that is not
+// one, a YAML key outside the format, and a variant whose weights alone
+// exceed every layout offered on hardware the recipe marks verified. A
+// warning is data the site tolerates or wlc merely doubts: hardware_match
+// (which the site never reads) not met, e.g. expert parallelism on a 1-GPU
+// device; memory short only by the formula's headroom; values outside the
+// documented vocabulary; a precision wlc's catalog knows no kernel for on
+// a GPU the recipe does not tune the variant for (a fallback vLLM has is
+// no finding at all); dates out of order; taxonomy numbers that differ
+// from wlc's catalog.
 func Vet(s *Set) Findings {
 	v := &vetter{s: s}
 	for _, d := range s.Diags {
-		v.out = append(v.out, Finding{Kind: KindSchema, Diagnostic: d})
+		f := Finding{Kind: KindSchema, Diagnostic: d}
+		if d.Severity == diag.Error {
+			f.Rule = "schema"
+			f.Message += " [" + SiteRules["schema"].String() + "]"
+		}
+		v.out = append(v.out, f)
 	}
 	v.taxonomy()
 	for _, st := range sortedStrategies(s) {
@@ -113,7 +133,7 @@ func (v *vetter) taxonomy() {
 			continue
 		}
 		if hw.GPUsPerNode != p.GPUCount {
-			v.add(KindCatalog, diag.Error, f.n.get("gpu_count"), "hardware_profiles."+p.ID+".gpu_count",
+			v.add(KindCatalog, diag.Warning, f.n.get("gpu_count"), "hardware_profiles."+p.ID+".gpu_count",
 				"%s has %d GPUs per node here but wlc's catalog says %s has %d; fix whichever is wrong", p.ID, p.GPUCount, wlc, hw.GPUsPerNode)
 		}
 		// vram_gb is the datasheets' decimal GB, so it is compared with the
@@ -132,8 +152,8 @@ func (v *vetter) strategy(st *Strategy) {
 			"strategy file %s is named %s inside; recipes refer to the name, so rename the file or the name", base, st.Name)
 	}
 	if st.DeployType == "single_node" && st.MultiNode {
-		v.add(KindStrategyMatch, diag.Error, st.n.get("hardware_match", "multi_node"), "hardware_match.multi_node",
-			"a single_node strategy cannot require multi_node: true; set it to false")
+		v.cite("hardware-match-unread", KindStrategyMatch, diag.Warning, st.n.get("hardware_match", "multi_node"), "hardware_match.multi_node",
+			"a single_node strategy cannot require multi_node: true; set it to false (the site reads neither)")
 	}
 }
 
@@ -170,12 +190,16 @@ func (v *vetter) checkKeys(m node, path string, allow hwKey, what string) {
 		if ok {
 			continue
 		}
+		rule := "hardware-ids"
+		if allow&keyExact == 0 {
+			rule = "generation-keys"
+		}
 		if v.s.Profiles[k] != nil {
-			v.add(KindUnknownReference, diag.Error, f.n, path+"."+k,
+			v.cite(rule, KindUnknownReference, diag.Error, f.n, path+"."+k,
 				"%s is a hardware id, but %s is read per %s only, so this block is never applied; move it to a variant's or strategy override's hardware_overrides", k, path, what)
 			continue
 		}
-		v.add(KindUnknownHardware, diag.Error, f.n, path+"."+k,
+		v.cite(rule, KindUnknownHardware, diag.Error, f.n, path+"."+k,
 			"unknown hardware key %q: %s takes %s; known hardware ids are in taxonomy.yaml (%s)", k, path, what, v.knownIDs(k))
 	}
 }
@@ -207,7 +231,7 @@ func (v *vetter) recipe(r *Recipe) {
 	// Hardware ids everywhere they appear.
 	for _, f := range meta.get("hardware").fields() {
 		if s.Profiles[f.name] == nil {
-			v.add(KindUnknownHardware, diag.Error, f.n, "meta.hardware."+f.name,
+			v.cite("hardware-ids", KindUnknownHardware, diag.Error, f.n, "meta.hardware."+f.name,
 				"unknown hardware id %q: taxonomy.yaml has no such profile, so this %s mark is never shown; use a taxonomy id (%s) or add the profile", f.name, f.n.str(), v.knownIDs(f.name))
 		}
 		if st := f.n.str(); !contains(s.Schema.Vocabulary.HardwareStatus, st) {
@@ -216,8 +240,8 @@ func (v *vetter) recipe(r *Recipe) {
 		}
 	}
 	if dh := meta.get("default_hardware"); dh.exists() && s.Profiles[dh.str()] == nil {
-		v.add(KindUnknownHardware, diag.Error, dh, "meta.default_hardware",
-			"unknown hardware id %q; use a taxonomy id (%s)", dh.str(), v.knownIDs(dh.str()))
+		v.cite("hardware-ids", KindUnknownHardware, diag.Error, dh, "meta.default_hardware",
+			"unknown hardware id %q: the site falls back to its own default; use a taxonomy id (%s)", dh.str(), v.knownIDs(dh.str()))
 	}
 	v.checkKeys(n.get("hardware_overrides"), "hardware_overrides", keyGen|keyNvidia, "generation (or nvidia)")
 	v.checkKeys(n.get("hardware_opt_in_features"), "hardware_opt_in_features", keyExact, "exact hardware id")
@@ -277,7 +301,7 @@ func (v *vetter) recipe(r *Recipe) {
 			v.add(KindModelIDPath, diag.Warning, mid, "model.model_id",
 				"model_id %q differs from the file path %s only in case; the site's lookup is case-insensitive but related_recipes and URLs are not: rename the file to models/%s.yaml or set model_id: %q", r.ModelID, r.Rel, r.ModelID, r.ID)
 		} else {
-			v.add(KindModelIDPath, diag.Error, mid, "model.model_id",
+			v.cite("model-id", KindModelIDPath, diag.Error, mid, "model.model_id",
 				"model_id %q must equal the file path %s (models/<hf_org>/<hf_repo>.yaml); serve other checkpoints through a variant's model_id", r.ModelID, r.Rel)
 		}
 	}
@@ -302,15 +326,15 @@ func (v *vetter) recipe(r *Recipe) {
 	optIn := n.get("opt_in_features").strs()
 	for i, e := range n.get("opt_in_features").list() {
 		if _, ok := features[e.str()]; !ok {
-			v.add(KindUnknownReference, diag.Error, e, fmt.Sprintf("opt_in_features[%d]", i),
+			v.cite("opt-in-features", KindUnknownReference, diag.Error, e, fmt.Sprintf("opt_in_features[%d]", i),
 				"opt_in_features names %q, which is not a feature of this recipe; remove it or add the feature", e.str())
 		}
 	}
 	for _, f := range n.get("hardware_opt_in_features").fields() {
 		for i, e := range f.n.list() {
 			if _, ok := features[e.str()]; !ok {
-				v.add(KindUnknownReference, diag.Error, e, fmt.Sprintf("hardware_opt_in_features.%s[%d]", f.name, i),
-					"names %q, which is not a feature of this recipe", e.str())
+				v.cite("opt-in-features", KindUnknownReference, diag.Error, e, fmt.Sprintf("hardware_opt_in_features.%s[%d]", f.name, i),
+					"names %q, which is not a feature of this recipe; remove it or add the feature", e.str())
 			}
 		}
 	}
@@ -320,10 +344,10 @@ func (v *vetter) recipe(r *Recipe) {
 			feat, ok := features[dm.name]
 			switch {
 			case !ok:
-				v.add(KindUnknownReference, diag.Error, dm.n, "variants."+vk+".default_modes."+dm.name,
+				v.cite("mode-references", KindUnknownReference, diag.Error, dm.n, "variants."+vk+".default_modes."+dm.name,
 					"default_modes names feature %q, which this recipe does not define", dm.name)
 			case !feat.get("modes", dm.n.str()).exists():
-				v.add(KindUnknownReference, diag.Error, dm.n, "variants."+vk+".default_modes."+dm.name,
+				v.cite("mode-references", KindUnknownReference, diag.Error, dm.n, "variants."+vk+".default_modes."+dm.name,
 					"feature %s has no mode %q", dm.name, dm.n.str())
 			}
 		}
@@ -347,7 +371,7 @@ func (v *vetter) recipe(r *Recipe) {
 				if fa.pos().Line > fb.pos().Line {
 					later = fa
 				}
-				v.add(KindExclusiveFeatures, diag.Error, later, "features",
+				v.cite("exclusive-features", KindExclusiveFeatures, diag.Error, later, "features",
 					"%s and %s are mutually exclusive (the site's UI clears one when the other is picked) but both are on by default for variant %s, so the rendered command carries both; add one of them to opt_in_features", a, b, vk)
 				break
 			}
@@ -362,10 +386,12 @@ func (v *vetter) recipe(r *Recipe) {
 		info, ok := s.Schema.Precisions[prec]
 		switch {
 		case !ok:
-			v.add(KindUnknownPrecision, diag.Error, pn, "variants."+vk+".precision",
-				"unknown precision %q: neither the upstream enum nor wlc's recipe_precisions table knows it, so no hardware gate or memory rule applies; use one of %s", prec, v.precisionList())
+			// The site shows any precision (its pill is the value upper-cased)
+			// and gates only nvfp4/fp4, so this is vocabulary, not a break.
+			v.cite("precision-enum", KindUnknownPrecision, diag.Warning, pn, "variants."+vk+".precision",
+				"precision %q is outside the documented enum and wlc's recipe_precisions table, so no hardware gate or memory rule applies to it; use one of %s", prec, v.precisionList())
 		case !info.Documented:
-			v.add(KindUnknownPrecision, diag.Warning, pn, "variants."+vk+".precision",
+			v.cite("precision-enum", KindUnknownPrecision, diag.Warning, pn, "variants."+vk+".precision",
 				"precision %q is not in the documented upstream enum, so the site gates it on no hardware; wlc reads it as %s", prec, info.WLC)
 		}
 		v.dockerImages(vn.get("docker_image"), "variants."+vk+".docker_image")
@@ -378,7 +404,7 @@ func (v *vetter) recipe(r *Recipe) {
 		}
 		for i, e := range vn.get("supported_hardware").list() {
 			if s.Profiles[e.str()] == nil {
-				v.add(KindUnknownHardware, diag.Error, e, fmt.Sprintf("variants.%s.supported_hardware[%d]", vk, i),
+				v.cite("hardware-ids", KindUnknownHardware, diag.Error, e, fmt.Sprintf("variants.%s.supported_hardware[%d]", vk, i),
 					"unknown hardware id %q: the allowlist can never match it; use a taxonomy id (%s)", e.str(), v.knownIDs(e.str()))
 			}
 		}
@@ -390,13 +416,13 @@ func (v *vetter) recipe(r *Recipe) {
 	for i, e := range n.get("compatible_strategies").list() {
 		st := s.Strategies[e.str()]
 		if st == nil {
-			v.add(KindUnknownReference, diag.Error, e, fmt.Sprintf("compatible_strategies[%d]", i),
+			v.cite("strategy-ids", KindUnknownReference, diag.Error, e, fmt.Sprintf("compatible_strategies[%d]", i),
 				"strategy %q has no file in strategies/; add strategies/%s.yaml or remove it", e.str(), e.str())
 			continue
 		}
 		if st.MoE && arch != "moe" {
-			v.add(KindStrategyMatch, diag.Error, e, fmt.Sprintf("compatible_strategies[%d]", i),
-				"%s needs a MoE model (hardware_match.architecture: moe) but model.architecture is %s; dense recipes are limited to *_tp strategies", st.Name, arch)
+			v.cite("hardware-match-unread", KindStrategyMatch, diag.Warning, e, fmt.Sprintf("compatible_strategies[%d]", i),
+				"%s is for MoE models (hardware_match.architecture: moe) but model.architecture is %s, so its expert parallelism has no experts to spread; dense recipes typically list *_tp strategies only (CONTRIBUTING.md)", st.Name, arch)
 		}
 	}
 
@@ -424,7 +450,7 @@ func (v *vetter) precisionList() string {
 func (v *vetter) dockerImages(n node, path string) {
 	check := func(m node, p string) {
 		if img := m.str(); strings.ContainsAny(img, " \t") {
-			v.add(KindDockerImage, diag.Error, m, p,
+			v.cite("docker-image", KindDockerImage, diag.Error, m, p,
 				"docker image %q is not an image reference (it contains spaces), so `docker run` would fail; use %q", img, img[strings.LastIndexAny(img, " \t")+1:])
 		}
 	}
@@ -467,7 +493,7 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		case "multi_node":
 			nodes := r.DefaultNodes(name, p)
 			if nodes*p.GPUCount < st.MinGPUs {
-				v.add(KindStrategyMatch, diag.Error, claim, "meta.hardware."+p.ID,
+				v.cite("hardware-match-unread", KindStrategyMatch, diag.Warning, claim, "meta.hardware."+p.ID,
 					"%s needs at least %d GPUs but renders %d × %d on %s; raise strategy_min_gpus.%s to %d", name, st.MinGPUs, nodes, p.GPUCount, p.ID, name, st.MinGPUs)
 			}
 		case "pd_cluster":
@@ -475,7 +501,7 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 			dec, _ := r.PoolNodes("decode", p)
 			if pre > 0 && dec > 0 {
 				if gpus := (pre + dec) * p.GPUCount; gpus < st.MinGPUs {
-					v.add(KindStrategyMatch, diag.Error, claim, "meta.hardware."+p.ID,
+					v.cite("hardware-match-unread", KindStrategyMatch, diag.Warning, claim, "meta.hardware."+p.ID,
 						"pd_cluster needs at least %d GPUs (hardware_match.min_gpus) but the recipe's pools render %d prefill + %d decode node(s) × %d GPU(s) = %d on %s; mark strategy_hardware.pd_cluster.%s: unsupported or size the pools (strategy_overrides.pd_cluster.<role>.nodes.%s)", st.MinGPUs, pre, dec, p.GPUCount, gpus, p.ID, p.ID, p.ID)
 				}
 			}
@@ -487,8 +513,8 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		if st.MaxGPUs == 0 {
 			rng = fmt.Sprintf("≥ %d", st.MinGPUs)
 		}
-		v.add(KindStrategyMatch, diag.Error, claim, "meta.hardware."+p.ID,
-			"%s verified, but %s need%s %s GPUs on one node (hardware_match) and %s has %d; mark strategy_hardware.<strategy>.%s: unsupported for %s",
+		v.cite("hardware-match-unread", KindStrategyMatch, diag.Warning, claim, "meta.hardware."+p.ID,
+			"%s verified, but %s need%s %s GPUs on one node (hardware_match, which the site does not read: it still offers them here) and %s has %d; mark strategy_hardware.<strategy>.%s: unsupported for %s",
 			p.ID, strings.Join(badSingle, ", "), plural(len(badSingle)), rng, p.ID, p.GPUCount, p.ID, strings.Join(badSingle, ", "))
 	}
 
@@ -516,10 +542,19 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 			need := (vram + p.VRAMGB - 1) / p.VRAMGB
 			sev, how := diag.Warning, fmt.Sprintf("run it on ≥ %d nodes with a multi-node strategy, or mark strategy_hardware.<strategy>.%s: unsupported", need, p.ID)
 			if len(multis) == 0 && len(pds) == 0 {
-				sev, how = diag.Error, fmt.Sprintf("no offered strategy spans nodes here: add a multi_node_* strategy or drop %s's verified mark for this variant (supported_hardware)", p.ID)
+				how = fmt.Sprintf("no offered strategy spans nodes here: add a multi_node_* strategy or drop %s's verified mark for this variant (supported_hardware)", p.ID)
+				// vram_minimum_gb is the weights × 1.2 (CONTRIBUTING.md's
+				// formula): only weights that alone exceed the node make the
+				// rendered command certain to fail; within the headroom it
+				// may still start with a smaller KV cache.
+				if weights := float64(vram) / 1.2; weights > float64(p.VRAMGB) {
+					sev = diag.Error
+				} else {
+					how += fmt.Sprintf(" (the weights alone, %d GB / 1.2 ≈ %.0f GB, fit the node: only the formula's headroom is short)", vram, weights)
+				}
 			}
-			v.add(KindMemoryNode, sev, vn.get("vram_minimum_gb"), "variants."+vk+".vram_minimum_gb",
-				"variant %s needs %d GB but one %s node has %d GB (%d × %g GB): %s cannot serve it on this verified hardware; %s",
+			v.cite("vram", KindMemoryNode, sev, vn.get("vram_minimum_gb"), "variants."+vk+".vram_minimum_gb",
+				"variant %s needs %d GB but one %s node has %d GB (%d × %g GB): %s cannot serve it on this verified hardware, which the site offers it on; %s",
 				vk, vram, p.ID, p.VRAMGB, p.GPUCount, p.PerGPU(), strings.Join(singles, ", "), how)
 		}
 		var short []string
@@ -564,6 +599,13 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		}
 		facts := s.Schema.Architectures[hw.Architecture]
 		if _, ok := facts.Weights[info.WLC]; ok {
+			continue // native or a fallback kernel: it runs
+		}
+		// A variant the recipe tunes for this hardware (its own
+		// hardware_overrides block for the GPU or its generation) is the
+		// authors' word that it runs there, through whatever path; wlc's
+		// catalog not knowing that path is no claim about the recipe.
+		if s.tunedFor(vn, p, hw.Architecture) {
 			continue
 		}
 		var runs, can []string
@@ -582,10 +624,30 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		if len(can) > 0 {
 			fix = fmt.Sprintf("restrict it with supported_hardware: [%s]", strings.Join(can, ", "))
 		}
-		v.add(KindPrecisionHardware, diag.Error, vn.get("precision"), "variants."+vk+".precision",
-			"variant %s (%s) is offered on verified %s, but wlc's catalog says %s (%s) cannot run %s (it runs %s); %s",
-			vk, prec, p.ID, wlcName, hw.Architecture, info.WLC, strings.Join(runs, ", "), fix)
+		// A warning: the site gates only nvfp4/fp4 and lets a variant
+		// widen that for a runtime fallback, and wlc's catalog may lack a
+		// fallback vLLM has; the data is suspect, not shown false.
+		v.cite("precision-gate", KindPrecisionHardware, diag.Warning, vn.get("precision"), "variants."+vk+".precision",
+			"variant %s (%s) is offered on verified %s, but wlc's catalog knows no vLLM kernel, native or fallback, for %s on %s (%s; it has %s) and the recipe tunes the variant for no GPU of that architecture; %s, or add the kernel path to schema/hardware.cue with its source",
+			vk, prec, p.ID, info.WLC, wlcName, hw.Architecture, strings.Join(runs, ", "), fix)
 	}
+}
+
+// tunedFor reports whether variant vn carries a hardware_overrides block
+// that applies on p (its generation, or "nvidia" on NVIDIA) or on a GPU
+// of p's architecture (a block for h100 says the format runs on sm_90,
+// so on an h200 as well).
+func (s *Set) tunedFor(vn node, p *Profile, arch string) bool {
+	ho := vn.get("hardware_overrides")
+	if _, _, ok := genBlock(ho, p); ok {
+		return true
+	}
+	for _, f := range ho.fields() {
+		if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[f.name]]; ok && h.Architecture == arch {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int) string {
