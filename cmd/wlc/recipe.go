@@ -184,16 +184,20 @@ func writeRecipeJSON(e *env, c *recipes.Command, canonical bool) error {
 		Argv []string `json:"argv"`
 	}
 	out := struct {
-		Recipe   string            `json:"recipe"`
-		Variant  string            `json:"variant"`
-		Strategy string            `json:"strategy"`
-		Hardware string            `json:"hardware"`
-		Nodes    int               `json:"nodes"`
-		Model    string            `json:"model"`
-		Env      map[string]string `json:"env"`
-		Commands []node            `json:"commands"`
-		Findings diag.List         `json:"findings"`
-	}{c.Recipe, c.Variant, c.Strategy, c.Hardware, c.Nodes, c.Model, c.EnvMap(), nil, c.Findings.Diags()}
+		Recipe    string            `json:"recipe"`
+		Variant   string            `json:"variant"`
+		Strategy  string            `json:"strategy"`
+		Hardware  string            `json:"hardware"`
+		Nodes     int               `json:"nodes"`
+		Model     string            `json:"model"`
+		Image     string            `json:"image"`
+		ImageFrom string            `json:"image_from"`
+		MinVLLM   string            `json:"min_vllm_version,omitempty"`
+		Nightly   bool              `json:"nightly_required"`
+		Env       map[string]string `json:"env"`
+		Commands  []node            `json:"commands"`
+		Findings  diag.List         `json:"findings"`
+	}{c.Recipe, c.Variant, c.Strategy, c.Hardware, c.Nodes, c.Model, c.Image.Ref, c.Image.From, c.Image.MinVLLM, c.Image.Nightly, c.EnvMap(), nil, c.Findings.Diags()}
 	if out.Findings == nil {
 		out.Findings = diag.List{}
 	}

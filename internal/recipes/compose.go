@@ -46,6 +46,8 @@ type Command struct {
 	// checkpoint GB × 1.2), 0 when the variant has none; VRAMPos is where.
 	VRAMMinimumGB int
 	VRAMPos       Pos
+	// Image is the image and vLLM floor the recipe pins for this rendering.
+	Image Image
 	// File is the recipe file's display name.
 	File  string
 	Nodes int
@@ -159,8 +161,20 @@ func Compose(s *Set, req Request) *Command {
 		return cmd
 	}
 	if ok, why := s.VariantOffered(r, vk, p); !ok {
-		c.errorf(c.variant, "variant %s is not offered on %s: %s", vk, p.ID, why)
-		return cmd
+		// The site hides a variant its precision gate or allowlist rules
+		// out, but a recipe that tunes the variant for this GPU (a
+		// hardware_overrides block for it, its generation or its
+		// architecture) says it runs here: render it, and say so.
+		key, tuned := s.tunedKey(c.variant, p)
+		if !tuned || r.n.get("meta", "hardware", p.ID).str() == "unsupported" {
+			c.errorf(c.variant, "variant %s is not offered on %s: %s", vk, p.ID, why)
+			return cmd
+		}
+		c.warnf("variant-hidden", c.variant.pos(), "the site does not offer variant %s on %s (%s), but the recipe tunes it for %s (variants.%s.hardware_overrides.%s): rendered with those overrides", vk, p.ID, why, p.ID, vk, key)
+	}
+	cmd.Image = c.image()
+	if strings.ContainsAny(cmd.Image.Ref, " \t") {
+		c.warnf("docker-image", cmd.Image.Pos, "%s %q is not an image reference (it contains spaces); the image is %q", cmd.Image.From, cmd.Image.Ref, cmd.Image.Ref[strings.LastIndexAny(cmd.Image.Ref, " \t")+1:])
 	}
 	vram, _ := c.variant.get("vram_minimum_gb").integer()
 	offered := s.Offered(r, p)
@@ -317,7 +331,8 @@ func (c *composer) checkPrecision() {
 	prec := c.variant.get("precision").str()
 	info, ok := s.Schema.Precisions[prec]
 	if !ok {
-		c.errorf(c.variant.get("precision"), "unknown precision %q; wlc cannot tell which hardware runs it", prec)
+		// The site renders any precision (it gates only nvfp4/fp4).
+		c.warnf("precision", c.variant.get("precision").pos(), "precision %q is outside the documented enum and wlc's recipe_precisions table, so wlc cannot tell which hardware runs it; rendered as the site renders it", prec)
 		return
 	}
 	wlcName := s.Schema.HardwareMap[c.p.ID]
@@ -326,6 +341,10 @@ func (c *composer) checkPrecision() {
 		return
 	}
 	if _, ok := s.Schema.Architectures[hw.Architecture].Weights[info.WLC]; !ok {
+		if key, tuned := s.tunedKey(c.variant, c.p); tuned {
+			c.warnf("precision", c.variant.get("precision").pos(), "wlc's hardware catalog knows no kernel for %s on %s (%s), but the recipe tunes variant %s for it (hardware_overrides.%s); rendered as the recipe says", info.WLC, wlcName, hw.Architecture, c.vk, key)
+			return
+		}
 		c.errorf(c.variant.get("precision"), "%s (%s) cannot run %s according to wlc's hardware catalog; pick another variant", wlcName, hw.Architecture, info.WLC)
 	}
 }
@@ -586,6 +605,7 @@ func (c *composer) reportConflict(k Conflict) {
 func (c *Command) Script(canonical bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s variant %s, %s on %d × %s (%d GPUs)\n", c.Recipe, c.Variant, c.Strategy, c.Nodes, c.Hardware, c.GPUs)
+	b.WriteString(c.Image.comment())
 	if c.PD != nil {
 		c.pdScript(&b, canonical)
 		return b.String()

@@ -605,7 +605,7 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		// hardware_overrides block for the GPU or its generation) is the
 		// authors' word that it runs there, through whatever path; wlc's
 		// catalog not knowing that path is no claim about the recipe.
-		if s.tunedFor(vn, p, hw.Architecture) {
+		if _, tuned := s.tunedKey(vn, p); tuned {
 			continue
 		}
 		var runs, can []string
@@ -633,21 +633,28 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 	}
 }
 
-// tunedFor reports whether variant vn carries a hardware_overrides block
-// that applies on p (its generation, or "nvidia" on NVIDIA) or on a GPU
-// of p's architecture (a block for h100 says the format runs on sm_90,
-// so on an h200 as well).
-func (s *Set) tunedFor(vn node, p *Profile, arch string) bool {
+// tunedKey reports whether variant vn carries a hardware_overrides block
+// for p: its exact id, its generation ("nvidia" on NVIDIA), or another GPU
+// of p's architecture in wlc's catalog (a block for h100 says the format
+// runs on sm_90, so on an h200 as well); key is the block's key.
+func (s *Set) tunedKey(vn node, p *Profile) (key string, ok bool) {
 	ho := vn.get("hardware_overrides")
-	if _, _, ok := genBlock(ho, p); ok {
-		return true
+	if ho.get(p.ID).exists() {
+		return p.ID, true
+	}
+	if _, k, ok := genBlock(ho, p); ok {
+		return k, true
+	}
+	arch := ""
+	if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[p.ID]]; ok {
+		arch = h.Architecture
 	}
 	for _, f := range ho.fields() {
-		if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[f.name]]; ok && h.Architecture == arch {
-			return true
+		if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[f.name]]; ok && arch != "" && h.Architecture == arch {
+			return f.name, true
 		}
 	}
-	return false
+	return "", false
 }
 
 func plural(n int) string {
