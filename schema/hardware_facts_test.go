@@ -64,12 +64,9 @@ var precisionFacts = []struct {
 
 var sourceTag = regexp.MustCompile(`(?m)^//\s+\[([a-z0-9-]+)\]`)
 
-func TestPrecisionFacts(t *testing.T) {
-	v := buildSchema(t, cuecontext.New())
-	var archs map[string]schema.ArchitectureFacts
-	if err := v.LookupPath(cue.ParsePath("architectures")).Decode(&archs); err != nil {
-		t.Fatal(err)
-	}
+// hardwareSource is hardware.cue's text and the tags of its source list.
+func hardwareSource(t *testing.T) (string, map[string]bool) {
+	t.Helper()
 	src, err := schema.Files.ReadFile("hardware.cue")
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +75,16 @@ func TestPrecisionFacts(t *testing.T) {
 	for _, m := range sourceTag.FindAllStringSubmatch(string(src), -1) {
 		sources[m[1]] = true
 	}
+	return string(src), sources
+}
+
+func TestPrecisionFacts(t *testing.T) {
+	v := buildSchema(t, cuecontext.New())
+	var archs map[string]schema.ArchitectureFacts
+	if err := v.LookupPath(cue.ParsePath("architectures")).Decode(&archs); err != nil {
+		t.Fatal(err)
+	}
+	_, sources := hardwareSource(t)
 	covered := map[string]bool{}
 	for _, f := range precisionFacts {
 		key := f.arch + "/" + f.precision
@@ -148,16 +155,9 @@ func TestMemoryFacts(t *testing.T) {
 	if err := v.LookupPath(cue.ParsePath("hardware")).Decode(&hw); err != nil {
 		t.Fatal(err)
 	}
-	src, err := schema.Files.ReadFile("hardware.cue")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sources := map[string]bool{}
-	for _, m := range sourceTag.FindAllStringSubmatch(string(src), -1) {
-		sources[m[1]] = true
-	}
+	src, sources := hardwareSource(t)
 	cites := map[string]string{}
-	for _, m := range hardwareLine.FindAllStringSubmatch(string(src), -1) {
+	for _, m := range hardwareLine.FindAllStringSubmatch(src, -1) {
 		cites[m[1]] = m[2]
 	}
 	near := func(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }

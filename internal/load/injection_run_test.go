@@ -3,11 +3,11 @@ package load_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -163,7 +163,7 @@ func (b *lowerBase) runRound(t *testing.T, be backends.Backend, fields []execFie
 			return
 		}
 		// Some rule refuses the combination: run each half alone.
-		keys := sortedKeys(values)
+		keys := slices.Sorted(maps.Keys(values))
 		half := len(keys) / 2
 		for _, part := range [][]int{keys[:half], keys[half:]} {
 			sub := map[int]string{}
@@ -200,7 +200,7 @@ func (b *lowerBase) runRound(t *testing.T, be backends.Backend, fields []execFie
 	same := func(got, base string) bool {
 		return got == replace(base, verbatim) || got == replace(base, jsonEscape)
 	}
-	for _, key := range sortedRecordKeys(base.records) {
+	for _, key := range slices.Sorted(maps.Keys(base.records)) {
 		r0 := base.records[key]
 		r, ok := got.records[key]
 		if !ok {
@@ -232,15 +232,6 @@ func (b *lowerBase) runRound(t *testing.T, be backends.Backend, fields []execFie
 }
 
 func verbatim(s string) string { return s }
-
-func sortedRecordKeys(m map[string]record) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 func shortList(l []string) string {
 	var parts []string
@@ -369,7 +360,7 @@ func (b *lowerBase) withValues(fields []execField, values map[int]string) (plan.
 	// Values first, then key renames (a rename would move the paths of
 	// the values under it).
 	for _, keys := range []bool{false, true} {
-		for _, fi := range sortedKeys(values) {
+		for _, fi := range slices.Sorted(maps.Keys(values)) {
 			s := fields[fi].site
 			if s.key != keys {
 				continue
@@ -402,18 +393,9 @@ func (b *lowerBase) withValues(fields []execField, values map[int]string) (plan.
 	return rr.Resolve(lw, plan.Overrides{})
 }
 
-func sortedKeys(m map[int]string) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	return keys
-}
-
 func describe(fields []execField, values map[int]string) string {
 	var parts []string
-	for _, fi := range sortedKeys(values) {
+	for _, fi := range slices.Sorted(maps.Keys(values)) {
 		parts = append(parts, fmt.Sprintf("%s=%q", fields[fi].site, short(values[fi])))
 	}
 	return strings.Join(parts, ", ")

@@ -124,30 +124,23 @@ type site struct {
 }
 
 func (s site) String() string {
-	var b strings.Builder
+	out := s.format(false)
 	if s.profile {
-		b.WriteString("profile:")
-	}
-	for i, p := range s.path {
-		switch p := p.(type) {
-		case int:
-			fmt.Fprintf(&b, "[%d]", p)
-		case string:
-			if i > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(p)
-		}
+		out = "profile:" + out
 	}
 	if s.key {
-		b.WriteString(" (key)")
+		out += " (key)"
 	}
-	return b.String()
+	return out
 }
 
 // cuePath is the path as vet's findings name it (map keys quoted when
 // they are not identifiers).
-func (s site) cuePath() string {
+func (s site) cuePath() string { return s.format(true) }
+
+var identLabel = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+
+func (s site) format(quote bool) string {
 	var b strings.Builder
 	for i, p := range s.path {
 		switch p := p.(type) {
@@ -157,11 +150,10 @@ func (s site) cuePath() string {
 			if i > 0 {
 				b.WriteByte('.')
 			}
-			if regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`).MatchString(p) {
-				b.WriteString(p)
-			} else {
-				b.WriteString(strconv.Quote(p))
+			if quote && !identLabel.MatchString(p) {
+				p = strconv.Quote(p)
 			}
+			b.WriteString(p)
 		}
 	}
 	return b.String()
