@@ -11,8 +11,10 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testenv"
 )
 
 // replicate is n copies of ws, round robin, each under a new name with its
@@ -31,13 +33,8 @@ func replicate(ws []plan.Workload, n int) []plan.Workload {
 
 func nightlyPlans(t testing.TB) []plan.Workload {
 	t.Helper()
-	for _, g := range readGoldens(t) {
-		if filepath.Base(g.path) == "nightly.txtar" {
-			return g.plans(t)
-		}
-	}
-	t.Fatal("no nightly.txtar golden")
-	return nil
+	archive := filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "buildkite", "nightly.txtar")
+	return goldentest.Open(t, archive, buildkite.New(goldenRunners())).Plans
 }
 
 // TestSplit1200Steps: Buildkite refuses an upload creating more than 500

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
@@ -18,26 +19,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }
 
-// TestGolden compares every archive's lowering with its out/ sections
-// (byte-identical across two lowerings), parses each script with
-// mvdan.cc/sh and runs shellcheck on it.
+// TestGolden is the backends' golden test (backends/goldentest); every
+// script parses with mvdan.cc/sh and passes shellcheck.
 func TestGolden(t *testing.T) {
-	as, err := filepath.Glob(filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", "*.txtar"))
-	if err != nil || len(as) == 0 {
-		t.Fatalf("no golden archives: %v", err)
-	}
-	for _, a := range as {
-		t.Run(filepath.Base(a), func(t *testing.T) {
-			t.Parallel()
-			for _, art := range runnertest.Golden(t, native.Backend{}, a) {
-				if art.Mode != 0o755 {
-					t.Errorf("%s: mode %v, want 0755", art.Path, art.Mode)
-				}
-				runnertest.Parse(t, art.Path, art.Data)
-				runnertest.Shellcheck(t, art.Path, art.Data)
-			}
-		})
-	}
+	goldentest.Run(t, native.Backend{}, goldentest.Checks{Mode: 0o755, Artifact: runnertest.CheckScript})
 }
 
 func workload(t *testing.T, archive string) plan.Workload {

@@ -20,19 +20,6 @@ import (
 // and on a loaded machine.
 const jobTimeout = 4 * time.Minute
 
-// scripts lowers every golden archive into one directory: name -> path.
-func scripts(t *testing.T) map[string]string {
-	t.Helper()
-	out := t.TempDir()
-	m := map[string]string{}
-	for _, a := range goldenArchives(t) {
-		for p := range a.lower(t, out) {
-			m[strings.TrimSuffix(filepath.Base(p), ".sbatch")] = p
-		}
-	}
-	return m
-}
-
 func TestSbatchTestOnly(t *testing.T) {
 	c := slurmtest.Require(t)
 	for name, p := range scripts(t) {

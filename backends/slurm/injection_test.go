@@ -1,7 +1,6 @@
 package slurm_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,17 +11,8 @@ import (
 	"github.com/wlcdev/wlc/schema"
 )
 
-// twoNode is the two_node archive's plan, for mutation.
-func twoNode(t *testing.T) plan.Workload {
-	t.Helper()
-	for _, a := range goldenArchives(t) {
-		if filepath.Base(a.path) == "two_node_pyxis.txtar" {
-			return plans(t, a.dir)[0]
-		}
-	}
-	t.Fatal("no two_node_pyxis archive")
-	return plan.Workload{}
-}
+// twoNode is the two_node_pyxis archive's plan, for mutation.
+func twoNode(t *testing.T) plan.Workload { return goldenPlan(t, "two_node_pyxis") }
 
 // Values that cannot be written safely are refused at lowering time too
 // (for plans that did not come through vet), and nothing is emitted.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/wlcdev/wlc/backends/slurm"
-	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
 
@@ -45,13 +44,7 @@ func TestInstanceMain(t *testing.T) {
 // data-parallel flags with hybrid load balancing, and the router given
 // one --decode URL per node but one --prefill URL for the prefill instance.
 func TestMultiNodeInstance(t *testing.T) {
-	a := goldenArchives(t)
-	var w plan.Workload
-	for _, ar := range a {
-		if filepath.Base(ar.path) == "pd_two_node.txtar" {
-			w = plans(t, ar.dir)[0]
-		}
-	}
+	w := goldenPlan(t, "pd_two_node")
 	if w.Disagg == nil {
 		t.Fatal("no pd_two_node golden")
 	}

@@ -10,7 +10,7 @@ import (
 
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/wlcdev/wlc/internal/importer"
 	"github.com/wlcdev/wlc/internal/load"

@@ -6,15 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"cuelang.org/go/cue/cuecontext"
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/importer"
-	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
@@ -68,26 +66,7 @@ func TestImportServing(t *testing.T) {
 	}
 
 	// The hand port of Kimi-K2.5.
-	ar, err := txtar.ParseFile(filepath.Join(repo, "testdata", "backends", "buildkite", "gb300_pd.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, f := range ar.Files {
-		if strings.HasPrefix(f.Name, "cue.mod/") || strings.HasPrefix(f.Name, "workloads/") {
-			p := filepath.Join(dir, f.Name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	ports := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
-	if ports.Diags.HasErrors() {
-		t.Fatalf("the hand port does not vet: %v", ports.Diags)
-	}
+	_, ports := goldentest.Read(t, filepath.Join(repo, "testdata", "backends", "buildkite", "gb300_pd.txtar"))
 	pw, _ := ports.Workload("kimi_k2_5_gb300_pd")
 	port, err := ports.Resolve(pw, plan.Overrides{})
 	if err != nil {

@@ -1,12 +1,7 @@
 // Package runnertest holds the test helpers the runner backends (docker,
-// native, and the Slurm backend) share: loading a txtar archive of CUE
-// workloads into plans, golden comparison of lowered scripts, parsing with
-// mvdan.cc/sh, shellcheck, and running a script with the stubs of
-// internal/stub first on PATH.
-//
-// A golden archive holds the input (cue.mod/module.cue, workloads/*.cue)
-// and one section out/<artifact path> per expected artifact. WLC_UPDATE=1
-// rewrites the out/ sections from the code.
+// native, and the Slurm backend) share: a golden archive's plans (read by
+// backends/goldentest), parsing with mvdan.cc/sh, shellcheck, and running
+// a script with the stubs of internal/stub first on PATH.
 package runnertest
 
 import (
@@ -16,159 +11,36 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"cuelang.org/go/cue/cuecontext"
 	"github.com/rogpeppe/go-internal/txtar"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/wlcdev/wlc/backends"
-	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
 
-// Load extracts the archive's input files into a temporary directory and
-// loads and resolves every workload in it (no export-time overrides).
+// Load reads a golden archive and resolves its workloads as
+// backends/goldentest does for a backend that exports every workload (all
+// of them, sorted by name, unless its env section sets WORKLOADS).
 func Load(t testing.TB, archive string) (*txtar.Archive, []plan.Workload) {
 	t.Helper()
-	a, err := txtar.ParseFile(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := Extract(t, a, func(name string) bool { return !strings.HasPrefix(name, "out/") })
-	return a, Resolve(t, LoadDir(t, dir), nil, plan.Overrides{})
+	c := goldentest.Open(t, archive, nil)
+	return c.Archive(), c.Plans
 }
 
-// Extract writes the archive's files that keep accepts into a temporary
-// directory and returns it.
-func Extract(t testing.TB, a *txtar.Archive, keep func(name string) bool) string {
+// CheckScript is the runner backends' check of each golden artifact: the
+// script parses with mvdan.cc/sh and passes shellcheck.
+func CheckScript(t *testing.T, _ *goldentest.Case, a backends.Artifact) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, f := range a.Files {
-		if !keep(f.Name) {
-			continue
-		}
-		p := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// LoadDir loads dir/workloads, which must vet without errors.
-func LoadDir(t testing.TB, dir string) *load.Result {
-	t.Helper()
-	r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
-	if r.Diags.HasErrors() {
-		var b bytes.Buffer
-		r.Diags.WriteText(&b)
-		t.Fatalf("the package in %s does not vet:\n%s", dir, b.String())
-	}
-	return r
-}
-
-// Resolve resolves the named workloads in that order, or every workload
-// sorted by name when names is nil.
-func Resolve(t testing.TB, r *load.Result, names []string, ov plan.Overrides) []plan.Workload {
-	t.Helper()
-	if names == nil {
-		for _, w := range r.Workloads {
-			names = append(names, w.Name)
-		}
-		sort.Strings(names)
-	}
-	var ws []plan.Workload
-	for _, n := range names {
-		w, ok := r.Workload(n)
-		if !ok {
-			t.Fatalf("no workload %s", n)
-		}
-		p, err := r.Resolve(w, ov)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws = append(ws, p)
-	}
-	return ws
-}
-
-// Lower lowers ws through b twice, fails unless both runs give the same
-// bytes, and returns the artifacts.
-func Lower(t testing.TB, b backends.Backend, ws []plan.Workload) []backends.Artifact {
-	t.Helper()
-	first, err := b.Lower(ws, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := b.Lower(ws, backends.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(first) != len(second) {
-		t.Fatalf("two lowerings gave %d and %d artifacts", len(first), len(second))
-	}
-	for i := range first {
-		if first[i].Path != second[i].Path || !bytes.Equal(first[i].Data, second[i].Data) || first[i].Mode != second[i].Mode {
-			t.Fatalf("two lowerings of %s differ", first[i].Path)
-		}
-	}
-	if err := backends.CheckArtifacts(first); err != nil {
-		t.Fatal(err)
-	}
-	return first
-}
-
-// Golden lowers the archive's workloads through b and compares every
-// artifact with the archive's out/<path> section (WLC_UPDATE=1 rewrites
-// them). It returns the artifacts.
-func Golden(t *testing.T, b backends.Backend, archive string) []backends.Artifact {
-	t.Helper()
-	a, ws := Load(t, archive)
-	arts := Lower(t, b, ws)
-	want := map[string][]byte{}
-	var in []txtar.File
-	for _, f := range a.Files {
-		if name, ok := strings.CutPrefix(f.Name, "out/"); ok {
-			want[name] = f.Data
-		} else {
-			in = append(in, f)
-		}
-	}
-	if os.Getenv("WLC_UPDATE") == "1" {
-		for _, art := range arts {
-			in = append(in, txtar.File{Name: "out/" + art.Path, Data: art.Data})
-		}
-		a.Files = in
-		if err := os.WriteFile(archive, txtar.Format(a), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return arts
-	}
-	for _, art := range arts {
-		w, ok := want[art.Path]
-		if !ok {
-			t.Errorf("%s: no out/%s section (run with WLC_UPDATE=1)", archive, art.Path)
-			continue
-		}
-		if !bytes.Equal(w, art.Data) {
-			t.Errorf("%s: out/%s differs from the lowering (run with WLC_UPDATE=1 and review the diff)", archive, art.Path)
-		}
-		delete(want, art.Path)
-	}
-	for p := range want {
-		t.Errorf("%s: out/%s is not produced any more", archive, p)
-	}
-	return arts
+	Parse(t, a.Path, a.Data)
+	Shellcheck(t, a.Path, a.Data)
 }
 
 // Parse parses a script with mvdan.cc/sh's bash parser.
