@@ -55,15 +55,11 @@ const (
 type Case struct {
 	Path  string            // the archive file
 	Env   map[string]string // the env section
-	Dir   string            // the workloads package, extracted
 	Plans []plan.Workload   // the selection, resolved
 	Opts  backends.Options  // what Lower is given
 
 	archive *txtar.Archive
 }
-
-// Name is the archive's file name without .txtar.
-func (c *Case) Name() string { return strings.TrimSuffix(filepath.Base(c.Path), ".txtar") }
 
 // Archives lists testdata/backends/<backend>/*.txtar.
 func Archives(t testing.TB, backend string) []string {
@@ -82,7 +78,7 @@ func Open(t testing.TB, archive string, b backends.Backend) *Case {
 	t.Helper()
 	c, r := Read(t, archive)
 	names := selected(t, archive, r, c.Env, b)
-	c.Plans = Resolve(t, r, names, plan.OverridesFromEnv(func(k string) string { return c.Env[k] }))
+	c.Plans = resolve(t, r, names, plan.OverridesFromEnv(func(k string) string { return c.Env[k] }))
 	return c
 }
 
@@ -101,9 +97,9 @@ func Read(t testing.TB, archive string) (*Case, *load.Result) {
 	if len(a.Files) > 0 && a.Files[0].Name == envSection {
 		c.Env = parseEnv(t, archive, a.Files[0].Data)
 	}
-	c.Dir = Extract(t, a, func(name string) bool { return name != envSection && !strings.HasPrefix(name, outPrefix) })
+	dir := extract(t, a, func(name string) bool { return name != envSection && !strings.HasPrefix(name, outPrefix) })
 	c.Opts = backends.Options{Env: c.Env, WorkloadsDir: "workloads"}
-	return c, LoadDir(t, c.Dir)
+	return c, loadDir(t, dir)
 }
 
 // checkLayout refuses sections the layout does not have, out of order, or
@@ -182,9 +178,9 @@ func selected(t testing.TB, archive string, r *load.Result, env map[string]strin
 	return names
 }
 
-// Extract writes the archive's files that keep accepts into a temporary
+// extract writes the archive's files that keep accepts into a temporary
 // directory and returns it.
-func Extract(t testing.TB, a *txtar.Archive, keep func(name string) bool) string {
+func extract(t testing.TB, a *txtar.Archive, keep func(name string) bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range a.Files {
@@ -202,8 +198,8 @@ func Extract(t testing.TB, a *txtar.Archive, keep func(name string) bool) string
 	return dir
 }
 
-// LoadDir loads dir/workloads, which must vet without errors.
-func LoadDir(t testing.TB, dir string) *load.Result {
+// loadDir loads dir/workloads, which must vet without errors.
+func loadDir(t testing.TB, dir string) *load.Result {
 	t.Helper()
 	r := load.Load(cuecontext.New(), filepath.Join(dir, "workloads"), dir)
 	if r.Diags.HasErrors() {
@@ -214,16 +210,9 @@ func LoadDir(t testing.TB, dir string) *load.Result {
 	return r
 }
 
-// Resolve resolves the named workloads in that order, or every workload
-// sorted by name when names is nil.
-func Resolve(t testing.TB, r *load.Result, names []string, ov plan.Overrides) []plan.Workload {
+// resolve resolves the named workloads in that order.
+func resolve(t testing.TB, r *load.Result, names []string, ov plan.Overrides) []plan.Workload {
 	t.Helper()
-	if names == nil {
-		for _, w := range r.Workloads {
-			names = append(names, w.Name)
-		}
-		sort.Strings(names)
-	}
 	var ws []plan.Workload
 	for _, n := range names {
 		w, ok := r.Workload(n)
