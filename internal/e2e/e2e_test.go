@@ -780,8 +780,11 @@ func testSlurmServerDies(t *testing.T, c *slurmtest.Cluster, ex *exported) {
 		t.Fatalf("job times: %v %v", err1, err2)
 	}
 	t.Logf("the job of the dying server ran %v", end.Sub(start))
-	if end.Sub(start) > 15*time.Second {
-		t.Errorf("a job whose server died after 1 s ran %v", end.Sub(start))
+	// Well under the stub's 60 s load, so a job that waited for the dead
+	// server fails, with room for a loaded machine's slow job start and
+	// teardown (16-23 s seen at load average 12).
+	if end.Sub(start) > 40*time.Second {
+		t.Errorf("a job whose server died after 1 s ran %v (the server would have been ready after 60 s)", end.Sub(start))
 	}
 	if n := len(runnertest.Find(j.Records(t), "vllm", "bench")); n != 0 {
 		t.Errorf("%d benchmarks ran against a dead server", n)
