@@ -35,12 +35,20 @@ func TestLowerRefusesUnsafeValues(t *testing.T) {
 		{"extra srun command", func(w *plan.Workload) { w.Profile.Slurm.ExtraSrunArgs = []string{"bash"} }, "extra_srun_args[0]"},
 		{"extra srun owned", func(w *plan.Workload) { w.Profile.Slurm.ExtraSrunArgs = []string{"--container-image=evil"} }, "extra_srun_args[0]"},
 		{"mpi", func(w *plan.Workload) { w.Profile.Slurm.MPI = "pmix --uid=0" }, "slurm.mpi"},
+		{"account too long", func(w *plan.Workload) { w.Profile.Slurm.Account = strings.Repeat("a", 1025) }, "slurm.account"},
+		{"mount space", func(w *plan.Workload) {
+			w.Profile.Slurm.Pyxis.Mounts = []schema.Mount{{Source: "/data/hf", Target: "/root/hf cache"}}
+		}, "pyxis.mounts[0].target"},
 		{"mount comma", func(w *plan.Workload) {
 			w.Profile.Slurm.Pyxis.Mounts = []schema.Mount{{Source: "/a,/etc", Target: "/b"}}
 		}, "pyxis.mounts[0].source"},
 		{"image space", func(w *plan.Workload) { w.Profile.Slurm.Pyxis.Image = "img --container-remap-root" }, "pyxis.image"},
 		{"name", func(w *plan.Workload) { w.Name = "x\n#SBATCH --uid=0" }, "workload name"},
 		{"env name", func(w *plan.Workload) { w.Env = append(w.Env, plan.EnvVar{Name: "A;id", Value: "1"}) }, "environment variable name"},
+		// Slurm drops a longer name from the steps' environment.
+		{"env name too long", func(w *plan.Workload) {
+			w.Env = append(w.Env, plan.EnvVar{Name: strings.Repeat("N", 256), Value: "1"})
+		}, "environment variable name"},
 		{"gres vs gpus", func(w *plan.Workload) { w.Profile.Slurm.Gres = "gpu:2" }, "gpus_per_node"},
 		{"max nodes", func(w *plan.Workload) { w.Profile.Slurm.MaxNodes = 1 }, "max_nodes"},
 		{"nul in arg", func(w *plan.Workload) { w.Serve.Args = append(w.Serve.Args, "a\x00b") }, "cannot pass"},

@@ -33,8 +33,8 @@ func validateDisagg(w plan.Workload) []string {
 			msgs = append(msgs, fmt.Sprintf("%s[%d] has no arguments (the model comes first)", in.Role, in.Index))
 		}
 		for _, e := range in.Env {
-			if !envName.MatchString(e.Name) {
-				msgs = append(msgs, fmt.Sprintf("environment variable name %q is not a valid shell name", e.Name))
+			if err := plan.CheckEnvName(e.Name); err != nil {
+				msgs = append(msgs, fmt.Sprintf("environment variable name: %v", err))
 			}
 		}
 		node += in.Nodes
@@ -50,8 +50,8 @@ func validateDisagg(w plan.Workload) []string {
 		msgs = append(msgs, "the router has no command")
 	}
 	for _, e := range d.Router.Env {
-		if !envName.MatchString(e.Name) {
-			msgs = append(msgs, fmt.Sprintf("environment variable name %q is not a valid shell name", e.Name))
+		if err := plan.CheckEnvName(e.Name); err != nil {
+			msgs = append(msgs, fmt.Sprintf("environment variable name: %v", err))
 		}
 	}
 	return msgs

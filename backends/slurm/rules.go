@@ -29,6 +29,11 @@ func (f Finding) String() string { return f.Field + ": " + f.Message }
 // rejected, never emitted.
 var sbatchValue = regexp.MustCompile(`^[A-Za-z0-9_.:,+@%=/&|!^*\[\]-]+$`)
 
+// sbatchNameMax is the longest partition, account, QOS or reservation name
+// slurmctld takes: a longer one fails the submission ("Pathname of a file,
+// directory or other parameter too long").
+const sbatchNameMax = 1024
+
 // longOption is one option token, --name or --name=value.
 var longOption = regexp.MustCompile(`^--([A-Za-z][A-Za-z0-9-]*)(=(.*))?$`)
 
@@ -124,8 +129,11 @@ func CheckCluster(c *schema.SlurmCluster, hw schema.Hardware) []Finding {
 		{"partition", c.Partition}, {"account", c.Account}, {"qos", c.QOS},
 		{"reservation", c.Reservation}, {"gres", c.Gres},
 	} {
-		if v.value != "" && !sbatchValue.MatchString(v.value) {
+		switch {
+		case v.value != "" && !sbatchValue.MatchString(v.value):
 			add(v.field, false, "%q cannot be written on an #SBATCH line (sbatch splits it at whitespace and strips quotes); use only letters, digits and _.:,+@%%=/&|!^*[]-", v.value)
+		case len(v.value) > sbatchNameMax:
+			add(v.field, false, "%s is %d characters long, but slurmctld refuses a job whose %s is longer than %d (\"parameter too long\"); use the cluster's %s name", v.field, len(v.value), v.field, sbatchNameMax, v.field)
 		}
 	}
 	if _, err := TimeLimitSeconds(c.TimeLimit); err != nil {
@@ -168,8 +176,8 @@ func CheckCluster(c *schema.SlurmCluster, hw schema.Hardware) []Finding {
 		}
 		for i, m := range p.Mounts {
 			for _, v := range []struct{ what, path string }{{"source", m.Source}, {"target", m.Target}} {
-				if !strings.HasPrefix(v.path, "/") || strings.ContainsAny(v.path, ",:\x00\n") {
-					add(fmt.Sprintf("pyxis.mounts[%d].%s", i, v.what), false, "%q must be an absolute path without ',' or ':' (Pyxis splits mounts on them)", v.path)
+				if !strings.HasPrefix(v.path, "/") || strings.ContainsAny(v.path, ",:\x00 \t\n\v\f\r") {
+					add(fmt.Sprintf("pyxis.mounts[%d].%s", i, v.what), false, "%q must be an absolute path without ',', ':' or whitespace (Pyxis splits mounts on ',' and ':', enroot's fstab line on whitespace)", v.path)
 				}
 			}
 		}

@@ -99,13 +99,13 @@ func validate(w plan.Workload) error {
 		bad("no image for this build: %s", w.Image.Skip)
 	}
 	for _, e := range w.Env {
-		if !envName.MatchString(e.Name) {
-			bad("environment variable name %q is not a valid shell name", e.Name)
+		if err := plan.CheckEnvName(e.Name); err != nil {
+			bad("environment variable name: %v", err)
 		}
 	}
 	for _, s := range w.Secrets {
-		if !envName.MatchString(s) {
-			bad("secret name %q is not a valid shell name", s)
+		if err := plan.CheckEnvName(s); err != nil {
+			bad("secret name: %v", err)
 		}
 	}
 	if len(w.Serve.Args) == 0 {
@@ -119,8 +119,6 @@ func validate(w plan.Workload) error {
 	}
 	return nil
 }
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // pyxisImage is the image Pyxis runs: the profile's override, else the
 // workload image as the cluster pulls it. enroot reads REGISTRY#IMAGE, so a

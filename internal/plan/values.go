@@ -38,10 +38,20 @@ func CheckName(s string) error {
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// CheckEnvName refuses a variable name a shell cannot assign.
+// MaxEnvName bounds a variable name. Slurm copies a job's environment into
+// each srun step through a 256-byte name buffer and drops a longer name
+// without a word (src/common/env.c), so the server step would run without
+// the variable.
+const MaxEnvName = 255
+
+// CheckEnvName refuses a variable name a shell cannot assign, or one too
+// long to reach a Slurm step.
 func CheckEnvName(s string) error {
 	if !envNamePattern.MatchString(s) {
 		return fmt.Errorf("%s is not a variable name: use letters, digits and _, not starting with a digit", quoteValue(s))
+	}
+	if len(s) > MaxEnvName {
+		return fmt.Errorf("%s is %d bytes long; Slurm drops a variable whose name is longer than %d from every step's environment without a word, so keep it to %d", quoteValue(s), len(s), MaxEnvName, MaxEnvName)
 	}
 	return nil
 }
