@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,28 +47,7 @@ func TestInjectionMatrixRuns(t *testing.T) {
 		testenv.LookPath(t, tool)
 	}
 	b := loadLowerBase(t)
-	var fields []execField
-	for i, s := range b.sites {
-		if isUserCode(s) || isToolChoice(s.String()) {
-			continue
-		}
-		marker := fmt.Sprintf("wlcmark%02dq", i)
-		if o, err := b.runCase(s, marker); err != nil || o != inert {
-			continue
-		}
-		f := execField{site: s, marker: marker}
-		for pi, p := range injectionPayloads {
-			if o, err := b.runCase(s, p); err == nil && o == inert {
-				f.payloads = append(f.payloads, pi)
-			}
-		}
-		if len(f.payloads) > 0 {
-			fields = append(fields, f)
-		}
-	}
-	if len(fields) < 15 {
-		t.Fatalf("only %d fields with inert payloads to run; the base should reach the jobs with many", len(fields))
-	}
+	fields := b.execFields(t)
 	marks := map[int]string{}
 	for fi, f := range fields {
 		marks[fi] = f.marker
@@ -81,7 +61,7 @@ func TestInjectionMatrixRuns(t *testing.T) {
 	for _, be := range []backends.Backend{native.Backend{}, docker.Backend{}} {
 		t.Run(be.Name(), func(t *testing.T) {
 			t.Parallel()
-			w, err := b.withValues(fields, marks)
+			w, err := b.withValues(fields, marks, nil)
 			if err != nil {
 				t.Fatalf("the marked base: %v", err)
 			}
@@ -108,11 +88,49 @@ func TestInjectionMatrixRuns(t *testing.T) {
 					}
 				}
 				t.Run(fmt.Sprint("round", k), func(t *testing.T) {
-					b.runRound(t, be, fields, base, round)
+					for _, rc := range b.roundCases(t, fields, round, nil) {
+						checkRound(t, fields, base, runRecorded(t, be, rc.w), rc.values)
+					}
 				})
 			}
 		})
 	}
+}
+
+var (
+	execFieldsOnce sync.Once
+	execFieldsVal  []execField
+)
+
+// execFields are the fields the runs put payloads at: each with a marker
+// inert there and the payloads inert there. Fields holding the user's own
+// code and tool choices are left out.
+func (b *lowerBase) execFields(t *testing.T) []execField {
+	t.Helper()
+	execFieldsOnce.Do(func() {
+		for i, s := range b.sites {
+			if isUserCode(s) || isToolChoice(s.String()) {
+				continue
+			}
+			marker := fmt.Sprintf("wlcmark%02dq", i)
+			if o, err := b.runCase(s, marker); err != nil || o != inert {
+				continue
+			}
+			f := execField{site: s, marker: marker}
+			for pi, p := range injectionPayloads {
+				if o, err := b.runCase(s, p); err == nil && o == inert {
+					f.payloads = append(f.payloads, pi)
+				}
+			}
+			if len(f.payloads) > 0 {
+				execFieldsVal = append(execFieldsVal, f)
+			}
+		}
+	})
+	if len(execFieldsVal) < 15 {
+		t.Fatalf("only %d fields with inert payloads to run; the base should reach the jobs with many", len(execFieldsVal))
+	}
+	return execFieldsVal
 }
 
 type execField struct {
@@ -140,12 +158,21 @@ func isToolChoice(s string) bool {
 	return strings.HasPrefix(s, "bfcl.test_categories")
 }
 
-// runRound runs one combination of payloads; values maps a field's index
-// to its payload (fields not in it keep their marker).
-func (b *lowerBase) runRound(t *testing.T, be backends.Backend, fields []execField, base *recorded, values map[int]string) {
+// roundCase is one job of a round: the payloads it carries (a field's
+// index to its payload; fields not in it keep their marker) and the
+// workload they make.
+type roundCase struct {
+	values map[int]string
+	w      plan.Workload
+}
+
+// roundCases makes the workload of one combination of payloads; when some
+// rule refuses the combination, each half is tried alone. fix adapts the
+// base to where the job runs (nil: as it is).
+func (b *lowerBase) roundCases(t *testing.T, fields []execField, values map[int]string, fix fixture) []roundCase {
 	t.Helper()
 	if len(values) == 0 {
-		return
+		return nil
 	}
 	all := map[int]string{}
 	for fi, f := range fields {
@@ -154,27 +181,34 @@ func (b *lowerBase) runRound(t *testing.T, be backends.Backend, fields []execFie
 	for fi, v := range values {
 		all[fi] = v
 	}
-	w, err := b.withValues(fields, all)
-	if err != nil {
-		if len(values) == 1 {
-			for fi, v := range values {
-				t.Errorf("%s = %q: inert alone, refused in the run: %v", fields[fi].site, short(v), err)
-			}
-			return
-		}
-		// Some rule refuses the combination: run each half alone.
-		keys := slices.Sorted(maps.Keys(values))
-		half := len(keys) / 2
-		for _, part := range [][]int{keys[:half], keys[half:]} {
-			sub := map[int]string{}
-			for _, fi := range part {
-				sub[fi] = values[fi]
-			}
-			b.runRound(t, be, fields, base, sub)
-		}
-		return
+	w, err := b.withValues(fields, all, fix)
+	if err == nil {
+		return []roundCase{{values: values, w: w}}
 	}
-	got := runRecorded(t, be, w)
+	if len(values) == 1 {
+		for fi, v := range values {
+			t.Errorf("%s = %q: inert alone, refused in the run: %v", fields[fi].site, short(v), err)
+		}
+		return nil
+	}
+	// Some rule refuses the combination: try each half alone.
+	keys := slices.Sorted(maps.Keys(values))
+	half := len(keys) / 2
+	var out []roundCase
+	for _, part := range [][]int{keys[:half], keys[half:]} {
+		sub := map[int]string{}
+		for _, fi := range part {
+			sub[fi] = values[fi]
+		}
+		out = append(out, b.roundCases(t, fields, sub, fix)...)
+	}
+	return out
+}
+
+// checkRound compares the run of one combination of payloads (values)
+// with the marked base's.
+func checkRound(t *testing.T, fields []execField, base, got *recorded, values map[int]string) {
+	t.Helper()
 	if pwned, _ := filepath.Glob("/tmp/wlc-pwned*"); len(pwned) > 0 {
 		t.Errorf("a payload executed (%v); payloads %s", pwned, describe(fields, values))
 		for _, p := range pwned {
@@ -248,6 +282,35 @@ type recorded struct {
 	code    int
 	output  string
 	records map[string]record
+	norm    func(string) string
+	rank    map[string]int
+	seen    map[string]bool
+}
+
+func newRecorded(code int, output string, norm func(string) string) *recorded {
+	return &recorded{code: code, output: output, records: map[string]record{}, norm: norm, rank: map[string]int{}, seen: map[string]bool{}}
+}
+
+// add records one call, normalised.
+func (out *recorded) add(program, mode string, argv []string, env map[string]string) {
+	// A poll (docker inspect until the container is up) repeats one
+	// call a number of times that depends on timing: count it once.
+	id, _ := json.Marshal([]any{program, mode, argv, env})
+	if out.seen[string(id)] {
+		return
+	}
+	out.seen[string(id)] = true
+	k := program + " " + mode
+	key := fmt.Sprintf("%s #%d", k, out.rank[k])
+	out.rank[k]++
+	r := record{env: map[string]string{}}
+	for _, a := range argv {
+		r.argv = append(r.argv, out.norm(a))
+	}
+	for n, v := range env {
+		r.env[n] = out.norm(v)
+	}
+	out.records[key] = r
 }
 
 type record struct {
@@ -261,32 +324,9 @@ func runRecorded(t *testing.T, be backends.Backend, w plan.Workload) *recorded {
 	t.Helper()
 	j := runnertest.NewJob(t, be, w)
 	res := j.Run(t, 6*time.Minute)
-	norm := normaliser(j)
-	out := &recorded{code: res.Code, output: res.Output, records: map[string]record{}}
-	rank := map[string]int{}
-	seen := map[string]bool{}
-	add := func(program, mode string, argv []string, env map[string]string) {
-		// A poll (docker inspect until the container is up) repeats one
-		// call a number of times that depends on timing: count it once.
-		id, _ := json.Marshal([]any{program, mode, argv, env})
-		if seen[string(id)] {
-			return
-		}
-		seen[string(id)] = true
-		k := program + " " + mode
-		key := fmt.Sprintf("%s #%d", k, rank[k])
-		rank[k]++
-		r := record{env: map[string]string{}}
-		for _, a := range argv {
-			r.argv = append(r.argv, norm(a))
-		}
-		for n, v := range env {
-			r.env[n] = norm(v)
-		}
-		out.records[key] = r
-	}
+	out := newRecorded(res.Code, res.Output, normaliser(j))
 	for _, r := range j.Records(t) {
-		add(r.Program, r.Mode, r.Argv, r.Env)
+		out.add(r.Program, r.Mode, r.Argv, r.Env)
 	}
 	if _, isDocker := be.(docker.Backend); isDocker {
 		calls, err := stub.DockerCalls(j.DockerState)
@@ -298,7 +338,7 @@ func runRecorded(t *testing.T, be backends.Backend, w plan.Workload) *recorded {
 			if len(c.Argv) > 0 {
 				mode = c.Argv[0]
 			}
-			add("docker", mode, c.Argv, nil)
+			out.add("docker", mode, c.Argv, nil)
 		}
 	}
 	j.NoProcessLeft(t)
@@ -351,12 +391,20 @@ func hasMarker(s string, fields []execField) bool {
 	return false
 }
 
-// withValues is the base workload with field i set to values[i], checked
-// by vet's value rules and resolved as export resolves it.
-func (b *lowerBase) withValues(fields []execField, values map[int]string) (plan.Workload, error) {
+// fixture adapts the base's workload and profile (their JSON trees) to
+// where its jobs run, before any value is set.
+type fixture func(w, p map[string]any)
+
+// withValues is the base workload, adapted by fix, with field i set to
+// values[i], checked by vet's value rules and resolved as export resolves
+// it.
+func (b *lowerBase) withValues(fields []execField, values map[int]string, fix fixture) (plan.Workload, error) {
 	var wTree, pTree any
 	json.Unmarshal(b.wJSON, &wTree)
 	json.Unmarshal(b.pJSON, &pTree)
+	if fix != nil {
+		fix(wTree.(map[string]any), pTree.(map[string]any))
+	}
 	// Values first, then key renames (a rename would move the paths of
 	// the values under it).
 	for _, keys := range []bool{false, true} {
