@@ -231,6 +231,10 @@ func valueFindings(val any, secrets []string) []ValueFinding {
 		if s.s == "" && s.pattern != "name" {
 			return // an optional field left out decodes as ""
 		}
+		if err := plan.CheckLength(s.s); err != nil {
+			errf(s, "%v", err)
+			return
+		}
 		if what := plan.CredentialValue(s.s); what != "" {
 			errf(s, "this value looks like %s; a credential must not be written into generated files: declare the variable that holds it in secrets (it is passed by name from the job's environment) and remove the value", what)
 			return

@@ -56,6 +56,21 @@ func CheckEnvName(s string) error {
 	return nil
 }
 
+// MaxValue bounds one value: Linux refuses to start a program one of
+// whose argument or environment strings (NAME=value with its NUL) is
+// longer than MAX_ARG_STRLEN, 32 pages of 4 KiB, and every value wlc
+// writes reaches some exec as one such string (a server or client
+// option, an env entry, docker's -e NAME=value).
+const MaxValue = 128<<10 - MaxEnvName - 2
+
+// CheckLength refuses a value too long to pass through exec.
+func CheckLength(s string) error {
+	if len(s) > MaxValue {
+		return fmt.Errorf("this value is %d bytes long; Linux refuses to start a program one of whose arguments or environment strings is longer than 128 KiB (MAX_ARG_STRLEN, \"Argument list too long\"), so the job would fail where the value is passed; keep it to %d bytes (a long text belongs in a file the job reads)", len(s), MaxValue)
+	}
+	return nil
+}
+
 // CheckWord refuses a value placed where a command could read it as an
 // option (an image before the model, a path, a name): it must not start
 // with "-", and must be one line.
