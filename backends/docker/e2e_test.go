@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wlcdev/wlc/backends/docker"
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
@@ -22,7 +23,7 @@ func workload(t *testing.T, archive string) plan.Workload {
 	t.Helper()
 	testenv.LookPath(t, "curl")
 	testenv.LookPath(t, "python3")
-	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "docker", archive))
+	ws := goldentest.Open(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "docker", archive), nil).Plans
 	if len(ws) != 1 {
 		t.Fatalf("%s: %d workloads, want 1", archive, len(ws))
 	}

@@ -373,6 +373,3 @@ func (c *Case) rewrite(t *testing.T, arts []backends.Artifact) {
 	}
 	t.Logf("rewrote %s", c.Path)
 }
-
-// Archive is the archive as read.
-func (c *Case) Archive() *txtar.Archive { return c.archive }

@@ -30,7 +30,7 @@ func workload(t *testing.T, archive string) plan.Workload {
 	for _, tool := range []string{"curl", "python3", "setsid"} {
 		testenv.LookPath(t, tool)
 	}
-	_, ws := runnertest.Load(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", archive))
+	ws := goldentest.Open(t, filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "native", archive), nil).Plans
 	if len(ws) != 1 {
 		t.Fatalf("%s: %d workloads, want 1", archive, len(ws))
 	}

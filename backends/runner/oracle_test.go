@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/runner"
-	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/stub"
@@ -47,7 +47,7 @@ func TestPerfEvalOracle(t *testing.T) {
 	runtime := filepath.Join(testenv.SharedDir(t), "corpus", "perf-eval", "runtime")
 	root := testenv.RepoRoot(t)
 	w := func(archive, name string) plan.Workload {
-		_, ws := runnertest.Load(t, filepath.Join(root, "testdata", "backends", archive))
+		ws := goldentest.Open(t, filepath.Join(root, "testdata", "backends", archive), nil).Plans
 		for _, w := range ws {
 			if w.Name == name {
 				return w
@@ -181,7 +181,7 @@ func TestPerfEvalOracleBFCL(t *testing.T) {
 	testenv.LookPath(t, "curl")
 	lib := filepath.Join(testenv.SharedDir(t), "corpus", "perf-eval", "runtime", "main", "lib")
 	root := testenv.RepoRoot(t)
-	_, ws := runnertest.Load(t, filepath.Join(root, "testdata", "backends", "native", "rocm.txtar"))
+	ws := goldentest.Open(t, filepath.Join(root, "testdata", "backends", "native", "rocm.txtar"), nil).Plans
 	var wl plan.Workload
 	var run plan.BFCLRun
 	for _, w := range ws {

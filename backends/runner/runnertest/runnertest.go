@@ -17,23 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/txtar"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/goldentest"
-	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testenv"
 )
-
-// Load reads a golden archive and resolves its workloads as
-// backends/goldentest does for a backend that exports every workload (all
-// of them, sorted by name, unless its env section sets WORKLOADS).
-func Load(t testing.TB, archive string) (*txtar.Archive, []plan.Workload) {
-	t.Helper()
-	c := goldentest.Open(t, archive, nil)
-	return c.Archive(), c.Plans
-}
 
 // CheckScript is the runner backends' check of each golden artifact: the
 // script parses with mvdan.cc/sh and passes shellcheck.

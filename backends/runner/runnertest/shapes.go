@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
 )
@@ -159,7 +160,7 @@ func CheckCustom(t *testing.T, b backends.Backend, w plan.Workload, files map[st
 // one on the host succeeding.
 func CheckJobs(t *testing.T, b backends.Backend, archive string) {
 	t.Helper()
-	_, ws := Load(t, archive)
+	ws := goldentest.Open(t, archive, nil).Plans
 	if len(ws) != 2 {
 		t.Fatalf("%s: %d workloads, want 2", archive, len(ws))
 	}
