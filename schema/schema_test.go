@@ -3,9 +3,11 @@ package schema_test
 import (
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -218,14 +220,15 @@ func TestRoundTrip(t *testing.T) {
 	}
 	sch := buildSchema(t, ctx)
 	profiles := ctx.Encode(r.Profiles)
-	def := sch.LookupPath(cue.ParsePath("#Workload")).FillPath(cue.MakePath(cue.Def("profiles")), profiles)
+	names := slices.Sorted(maps.Keys(r.Profiles))
+	def := sch.LookupPath(cue.ParsePath("#Workload")).FillPath(cue.MakePath(cue.Def("profileNames")), names)
 	for _, w := range r.Workloads {
 		enc := ctx.Encode(w.Workload)
 		if err := enc.Err(); err != nil {
 			t.Errorf("%s: encode: %v", w.Name, err)
 			continue
 		}
-		u := def.Unify(enc)
+		u := def.FillPath(cue.MakePath(cue.Def("profile")), profiles.LookupPath(cue.MakePath(cue.Str(w.Profile)))).Unify(enc)
 		if err := u.Validate(cue.Concrete(true), cue.Final()); err != nil {
 			t.Errorf("%s: encoded Go value does not unify with #Workload: %v", w.Name, err)
 			continue

@@ -16,14 +16,15 @@ import (
 )
 
 const initWlcCue = `// The workloads package: every file here adds to ` + "`profiles` and `workloads`" + `.
-// These two lines type them all and hand each workload the profiles it may
-// name, so a typo in a profile, a field or a value is an error.
+// These lines type them all and hand each workload the one profile it
+// names (W.profile), so a typo in a profile, a field or a value is an error.
 package workloads
 
 import "github.com/wlcdev/wlc/schema"
 
 profiles: [Name=string]: schema.#Profile & {name: Name}
-workloads: [Name=string]: schema.#Workload & {name: Name, #profiles: profiles}
+workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}}
+_profileNames: [for name, _ in profiles {name}]
 `
 
 const initProfiles = `package workloads

@@ -274,6 +274,10 @@ func (l *loader) run(dir string) {
 	l.checkDefinedTwice()
 }
 
+// typedWorkloads is the line of wlc init's workloads/wlc.cue that types the
+// workloads.
+const typedWorkloads = "workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}} and _profileNames: [for name, _ in profiles {name}]"
+
 // typed checks that the package types its workloads and profiles with the
 // schema: without workloads/wlc.cue's two lines every workload would pass
 // vet unchecked.
@@ -284,7 +288,7 @@ func (l *loader) typed(pkg cue.Value, dir string) bool {
 		field string
 		want  string
 	}{
-		{pathWorkloads, "precision", "workloads: [Name=string]: schema.#Workload & {name: Name, #profiles: profiles}"},
+		{pathWorkloads, "precision", typedWorkloads},
 		{pathProfiles, "runtime", "profiles: [Name=string]: schema.#Profile & {name: Name}"},
 	} {
 		pattern := pkg.LookupPath(c.path).LookupPath(cue.MakePath(cue.AnyString))
@@ -297,7 +301,20 @@ func (l *loader) typed(pkg cue.Value, dir string) bool {
 		ok = false
 		l.errorf("the package in %s does not type its %s with the schema, so nothing in them would be checked: add %s (import \"%s\"), as wlc init's workloads/wlc.cue does", dir, c.path, c.want, schema.ImportPath)
 	}
-	return ok
+	if !ok {
+		return false
+	}
+	// A workload is handed its own profile, not every profile (CUE would
+	// evaluate them all again in each workload): without the names every
+	// workload's profile would be "unknown".
+	pattern := pkg.LookupPath(pathWorkloads).LookupPath(cue.MakePath(cue.AnyString))
+	if names := pattern.LookupPath(cue.MakePath(cue.Def("#profileNames"))); !names.Allows(cue.AnyIndex) {
+		return true
+	}
+	pos := pattern.Pos()
+	l.res.Diags.Errorf(l.rel(pos.Filename()), pos.Line(), pos.Column(), "workloads",
+		"the package in %s does not hand each workload its profile: workloads need #profile: profiles[W.profile] and #profileNames: _profileNames (a workload no longer takes #profiles: profiles, which made CUE evaluate every profile in each workload); write the workloads line as wlc init's workloads/wlc.cue does: %s", dir, typedWorkloads)
+	return false
 }
 
 var moduleField = regexp.MustCompile(`(?m)^\s*module:\s*"([^"]+)"`)

@@ -65,13 +65,14 @@ func (l *loader) reportInvalid(v, pkg cue.Value, err error) {
 	defer func() {
 		// Never drop a workload or profile silently: if every error was
 		// filtered as a repeat, report CUE's first one as it is.
-		// Errors inside a workload's copy of its profile were reported on
-		// the profile.
+		// Errors inside a workload's profile (#profile, _profile, or the
+		// profile itself, profiles.<name>, which #profile refers to) were
+		// reported on the profile.
 		if len(l.res.Diags) > before {
 			return
 		}
 		for _, e := range cueerrors.Errors(err) {
-			if indexOf(e.Path(), "#profiles") >= 0 || indexOf(e.Path(), "_profile") >= 0 {
+			if indexOf(e.Path(), "#profile") >= 0 || indexOf(e.Path(), "_profile") >= 0 || indexOf(e.Path(), "profiles") == 0 {
 				continue
 			}
 			var path []string
