@@ -23,6 +23,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/budget"
+	"github.com/wlcdev/wlc/internal/cuedecode"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/plan"
@@ -480,7 +481,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]token.Pos) {
 		j := jobs[i]
 		l.progress(j.wv)
 		if j.err = j.wv.Validate(cue.Concrete(true), cue.Final()); j.err == nil {
-			j.decErr = j.wv.Decode(&j.w)
+			j.decErr = cuedecode.Decode(j.wv, &j.w)
 		}
 	})
 	for _, j := range jobs {
