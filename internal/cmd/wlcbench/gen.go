@@ -17,7 +17,6 @@ type source struct {
 	stems     []string          // bundled workload keys = corpus file stems, sorted
 	cue       map[string][]byte // stem → workloads/<stem>.cue
 	yaml      map[string][]byte // stem → corpus workloads/<stem>.yaml
-	wlcCue    []byte            // workloads/wlc.cue
 	profiles  []byte            // workloads/profiles.cue
 	settings  []byte            // workloads/settings.cue (the flag catalogs it adds)
 	gpuProfil []byte            // perf-eval lib/gpu_profiles.yaml covering every original's gpu
@@ -29,9 +28,6 @@ type source struct {
 func readSource(root, corpus string) (*source, error) {
 	s := &source{cue: map[string][]byte{}, yaml: map[string][]byte{}}
 	var err error
-	if s.wlcCue, err = os.ReadFile(filepath.Join(root, "workloads", "wlc.cue")); err != nil {
-		return nil, err
-	}
 	if s.profiles, err = os.ReadFile(filepath.Join(root, "workloads", "profiles.cue")); err != nil {
 		return nil, err
 	}
@@ -141,38 +137,60 @@ func renameYAML(src []byte, name string) []byte {
 type pkgs struct {
 	n        int
 	wlcDir   string // a CUE module from `wlc init`; the package is wlcDir/workloads
+	baseDir  string // the same from the base build's `wlc init` (with -base)
 	peDir    string // a perf-eval checkout: .buildkite/, lib/, workloads/
 	expected int    // steps each export must print
 }
 
 // generate writes, under dir, the N-workload wlc module (made by `wlc
-// init`, so it imports the schema the way a user's repository does) and
-// the perf-eval tree with the same N workloads as YAML.
-func generate(s *source, wlc, dir string, n int) (*pkgs, error) {
+// init`, so it imports the schema the way a user's repository does), with
+// -base a second one made by the base build's `wlc init` (its own schema
+// copy and typing lines, so a schema change is measured before and after),
+// and the perf-eval tree with the same N workloads as YAML.
+func generate(s *source, wlc, base, dir string, n int) (*pkgs, error) {
 	p := &pkgs{n: n, wlcDir: filepath.Join(dir, "wlc"), peDir: filepath.Join(dir, "perf-eval"), expected: n}
-	if out, err := exec.Command(wlc, "init", "--module", "example.com/wlcbench", p.wlcDir).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("wlc init: %v\n%s", err, out)
-	}
-	wdir := filepath.Join(p.wlcDir, "workloads")
-	if err := os.RemoveAll(wdir); err != nil { // init's example and profile
-		return nil, err
+	modules := map[string]string{p.wlcDir: wlc}
+	if base != "" {
+		p.baseDir = filepath.Join(dir, "wlc-base")
+		modules[p.baseDir] = base
 	}
 	files := map[string][]byte{
-		filepath.Join(wdir, "wlc.cue"):                               s.wlcCue,
-		filepath.Join(wdir, "profiles.cue"):                          s.profiles,
-		filepath.Join(wdir, "settings.cue"):                          s.settings,
 		filepath.Join(p.peDir, ".buildkite", "generate_pipeline.py"): s.generator,
 		filepath.Join(p.peDir, "lib", "gpu_profiles.yaml"):           s.gpuProfil,
 	}
 	for i := range n {
-		stem := s.stems[i%len(s.stems)]
-		name := replicaName(stem, i)
-		c, err := renameCue(s.cue[stem], stem, name)
+		name := replicaName(s.stems[i%len(s.stems)], i)
+		files[filepath.Join(p.peDir, "workloads", name+".yaml")] = renameYAML(s.yaml[s.stems[i%len(s.stems)]], name)
+	}
+	for mod, bin := range modules {
+		if out, err := exec.Command(bin, "init", "--module", "example.com/wlcbench", mod).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s init: %v\n%s", bin, err, out)
+		}
+		// init's example workload and profile go; its wlc.cue (the typing
+		// lines this build's schema wants) stays.
+		wdir := filepath.Join(mod, "workloads")
+		entries, err := os.ReadDir(wdir)
 		if err != nil {
 			return nil, err
 		}
-		files[filepath.Join(wdir, name+".cue")] = c
-		files[filepath.Join(p.peDir, "workloads", name+".yaml")] = renameYAML(s.yaml[stem], name)
+		for _, e := range entries {
+			if e.Name() != "wlc.cue" {
+				if err := os.RemoveAll(filepath.Join(wdir, e.Name())); err != nil {
+					return nil, err
+				}
+			}
+		}
+		files[filepath.Join(wdir, "profiles.cue")] = s.profiles
+		files[filepath.Join(wdir, "settings.cue")] = s.settings
+		for i := range n {
+			stem := s.stems[i%len(s.stems)]
+			name := replicaName(stem, i)
+			c, err := renameCue(s.cue[stem], stem, name)
+			if err != nil {
+				return nil, err
+			}
+			files[filepath.Join(wdir, name+".cue")] = c
+		}
 	}
 	for path, data := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

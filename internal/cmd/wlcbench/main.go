@@ -246,7 +246,7 @@ func run(o options, stdout, progress io.Writer) error {
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
-		if packages[n], err = generate(src, e.wlc, dir, n); err != nil {
+		if packages[n], err = generate(src, e.wlc, e.base, dir, n); err != nil {
 			return err
 		}
 	}

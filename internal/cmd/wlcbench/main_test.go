@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -203,5 +204,53 @@ func TestNoSharedDefault(t *testing.T) {
 	err := run(options{ns: []int{4}, reps: 1, root: testenv.RepoRoot(t)}, io.Discard, io.Discard)
 	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "no reference corpus: pass -shared DIR or set WLC_SHARED") {
 		t.Fatalf("run without -shared = %v, want a usage error naming -shared and WLC_SHARED", err)
+	}
+}
+
+// TestGenerateBaseModule: with -base each build runs on the module its own
+// `wlc init` made, keeping that init's wlc.cue (the typing lines its schema
+// wants), so a change to the schema or to wlc.cue is measured before and
+// after; both modules get the same profiles, settings and N workloads.
+func TestGenerateBaseModule(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, marker string) string {
+		bin := filepath.Join(dir, name)
+		script := "#!/bin/sh\n# $1=init $2=--module $3=module $4=dir\nmkdir -p \"$4/workloads\" \"$4/cue.mod\"\n" +
+			"echo '" + marker + "' > \"$4/workloads/wlc.cue\"\necho '// example' > \"$4/workloads/example.cue\"\n"
+		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return bin
+	}
+	s := &source{
+		stems:    []string{"a"},
+		cue:      map[string][]byte{"a": []byte("package workloads\n\nworkloads: a: {}\n")},
+		yaml:     map[string][]byte{"a": []byte("name: a\n")},
+		profiles: []byte("package workloads\n// profiles\n"),
+		settings: []byte("package workloads\n// settings\n"),
+	}
+	p, err := generate(s, fake("wlc", "// main typing"), fake("base", "// base typing"), filepath.Join(dir, "out"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mod, typing := range map[string]string{p.wlcDir: "// main typing\n", p.baseDir: "// base typing\n"} {
+		entries, err := os.ReadDir(filepath.Join(mod, "workloads"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		want := []string{"a_r0000.cue", "a_r0001.cue", "a_r0002.cue", "profiles.cue", "settings.cue", "wlc.cue"}
+		if !slices.Equal(names, want) {
+			t.Errorf("%s/workloads holds %v, want %v", mod, names, want)
+		}
+		if got, _ := os.ReadFile(filepath.Join(mod, "workloads", "wlc.cue")); string(got) != typing {
+			t.Errorf("%s/workloads/wlc.cue = %q, want its own init's %q", mod, got, typing)
+		}
+	}
+	if p.baseDir == p.wlcDir || p.baseDir == "" {
+		t.Errorf("base module %q, main %q: want two modules", p.baseDir, p.wlcDir)
 	}
 }

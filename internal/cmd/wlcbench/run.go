@@ -178,14 +178,17 @@ func checkSteps(p *pkgs, out []byte) error {
 // tools are the measured commands: wlc (and optionally a base build of
 // it, for before/after) and its anchors, plain cue and perf-eval's generator.
 func tools(wlc, base, cue, python string) []tool {
-	vet := func(name, bin string) tool {
+	// Each build runs on the module its own `wlc init` made.
+	mainDir := func(p *pkgs) string { return p.wlcDir }
+	baseDir := func(p *pkgs) string { return p.baseDir }
+	vet := func(name, bin string, dir func(*pkgs) string) tool {
 		return tool{
 			name: name,
 			kind: "vet",
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
 				// No time budget: a loaded machine is slow, not wrong.
 				c := exec.Command(bin, "vet", "--timeout", "0", "workloads")
-				c.Dir, c.Stdout = p.wlcDir, out
+				c.Dir, c.Stdout = dir(p), out
 				return c
 			},
 			check: func(p *pkgs, out []byte) error {
@@ -196,13 +199,13 @@ func tools(wlc, base, cue, python string) []tool {
 			},
 		}
 	}
-	export := func(name, bin string) tool {
+	export := func(name, bin string, dir func(*pkgs) string) tool {
 		return tool{
 			name: name,
 			kind: "export",
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
 				c := exec.Command(bin, "export", "--timeout", "0", "--backend", "buildkite", "--all", "workloads")
-				c.Dir, c.Stdout = p.wlcDir, out
+				c.Dir, c.Stdout = dir(p), out
 				// One pipeline on stdout, as the generator prints: over
 				// Buildkite's 500 jobs per upload wlc otherwise splits it into
 				// files (and refuses stdout). The split costs nothing more.
@@ -213,9 +216,9 @@ func tools(wlc, base, cue, python string) []tool {
 			export: true,
 		}
 	}
-	ts := []tool{vet("wlc vet", wlc)}
+	ts := []tool{vet("wlc vet", wlc, mainDir)}
 	if base != "" {
-		ts = append(ts, vet("base wlc vet", base))
+		ts = append(ts, vet("base wlc vet", base, baseDir))
 	}
 	ts = append(ts, tool{
 		name: "cue vet -c",
@@ -226,9 +229,9 @@ func tools(wlc, base, cue, python string) []tool {
 			return c
 		},
 		check: func(*pkgs, []byte) error { return nil }, // exit 0 is its verdict
-	}, export("wlc export", wlc))
+	}, export("wlc export", wlc, mainDir))
 	if base != "" {
-		ts = append(ts, export("base wlc export", base))
+		ts = append(ts, export("base wlc export", base, baseDir))
 	}
 	return append(ts, tool{
 		name: "generate_pipeline.py",
