@@ -280,8 +280,8 @@ func (l *loader) run(dir string) {
 const typedWorkloads = "workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}} and _profileNames: [for name, _ in profiles {name}]"
 
 // typed checks that the package types its workloads and profiles with the
-// schema: without workloads/wlc.cue's two lines every workload would pass
-// vet unchecked.
+// schema and hands each workload its profile: without workloads/wlc.cue's
+// typing lines every workload would pass vet unchecked.
 func (l *loader) typed(pkg cue.Value, dir string) bool {
 	ok := true
 	for _, c := range []struct {
