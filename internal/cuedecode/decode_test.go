@@ -196,3 +196,77 @@ func TestDecodeWorkloads(t *testing.T) {
 	}
 	t.Logf("%d workloads decoded alike", n)
 }
+
+// FuzzDecode decodes arbitrary workload files, typed by the schema and the
+// bundled profiles, both ways: whenever a workload validates, the two
+// decoders must give the same value (and either both fail or neither).
+// The seeds are every workload file of the repository.
+func FuzzDecode(f *testing.F) {
+	repo := testenv.RepoRoot(f)
+	seeds, _ := filepath.Glob(filepath.Join(repo, "workloads", "*.cue"))
+	for _, s := range seeds {
+		if b := filepath.Base(s); b == "wlc.cue" || b == "profiles.cue" || b == "settings.cue" {
+			continue
+		}
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	root := f.TempDir()
+	for _, name := range []string{"wlc.cue", "profiles.cue", "settings.cue"} {
+		data, err := os.ReadFile(filepath.Join(repo, "workloads", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(root, "workloads"), 0o755); err != nil {
+			f.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "workloads", name), data, 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "cue.mod"), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "cue.mod", "module.cue"), []byte("module: \""+schema.ModulePath+"\"\nlanguage: version: \"v0.17.1\"\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(root, "schema"), schema.Files); err != nil {
+		f.Fatal(err)
+	}
+	inst := cueload.Instances([]string{"./workloads"}, &cueload.Config{Dir: root})[0]
+	if inst.Err != nil {
+		f.Fatal(inst.Err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx := cuecontext.New() // a context only grows
+		pkg := ctx.BuildInstance(inst)
+		in := ctx.CompileBytes(data)
+		if in.Err() != nil {
+			return
+		}
+		it, err := pkg.Unify(in).LookupPath(cue.ParsePath("workloads")).Fields()
+		if err != nil {
+			return
+		}
+		for it.Next() {
+			wv := it.Value()
+			if wv.Validate(cue.Concrete(true), cue.Final()) != nil {
+				continue
+			}
+			var want, got schema.Workload
+			errWant, errGot := wv.Decode(&want), cuedecode.Decode(wv, &got)
+			if (errWant == nil) != (errGot == nil) {
+				t.Fatalf("%s: cue.Value.Decode: %v; cuedecode: %v", wv.Path(), errWant, errGot)
+			}
+			if errWant != nil {
+				continue
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("%s: Decode differs from cue.Value.Decode (-cue +cuedecode):\n%s", wv.Path(), d)
+			}
+		}
+	})
+}
