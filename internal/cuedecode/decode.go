@@ -6,13 +6,19 @@
 // them; a Go struct has no order to keep, so that sort is wasted: on a
 // 1,000-workload vet, Decode was a fifth of the CPU and its field sort
 // over half of that. Decode here looks each Go field up by its JSON name
-// instead, and hands everything that is not a plain struct, pointer or
-// slice (maps, interfaces, scalars, types with their own unmarshaler) to
-// cue.Value.Decode, so the result is the same value.
+// instead, decodes strings, bools and ints itself, and hands everything
+// else (maps, interfaces, floats, bytes, types with their own unmarshaler
+// or an embedded struct) to cue.Value.Decode, so the result is the same
+// value.
 //
-// It is meant for values that passed Validate(cue.Concrete(true)): every
-// regular field is concrete, so a Go field without a concrete regular
-// field behind it is left as it is, as cue.Value.Decode leaves it.
+// It is meant for values that passed Validate(cue.Concrete(true)) against
+// a closed schema whose field names are the Go structs' JSON names
+// (schema.TestSchemaMirror keeps wlc's in sync): a Go field without a
+// regular field behind it is left as it is, as cue.Value.Decode leaves
+// it, and names match exactly (cue.Value.Decode also tries a
+// case-insensitive match, which such a value never needs). On a type
+// mismatch it stops at the first error, where cue.Value.Decode collects
+// them all.
 package cuedecode
 
 import (
