@@ -85,7 +85,7 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			continue
 		}
 		l.seen[rawKey] = true
-		// A workload's copy of its profile (#profiles, _profile) repeats
+		// A workload's copy of its profile (#profile, _profile) repeats
 		// the errors reported on profiles.<name> itself, and a block's
 		// parameter (#runtime, #engine, #bench_only: a copy of a field
 		// the block's rules read) repeats the errors of that field.
@@ -177,7 +177,7 @@ func isTyping(file string) bool {
 }
 
 // hasDefinition reports whether path passes through a definition field
-// below its top level (workloads.w.#profiles, profiles.p.docker.#runtime).
+// below its top level (workloads.w.#profile, profiles.p.docker.#runtime).
 func hasDefinition(path []string) bool {
 	for _, p := range path[min(1, len(path)):] {
 		if strings.HasPrefix(p, "#") {
