@@ -53,10 +53,7 @@ func submit(t *testing.T, c *slurmtest.Cluster, bin, name, script string, env ..
 	if err := os.WriteFile(p, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	export := slurmtest.ExportPath(bin) + ",WLC_STUB_LOG=" + r.records + ",WLC_POLL_S=1,WLC_STOP_TIMEOUT_S=5,HF_TOKEN=hf-secret-value"
-	for _, e := range append(runnertest.ClientEnv(bin, r.submit), env...) {
-		export += "," + e
-	}
+	export := runnertest.SlurmExport(bin, r.records, "1", append(runnertest.ClientEnv(bin, r.submit), env...)...)
 	r.start = time.Now()
 	r.id = c.Sbatch(t, p, "--chdir="+r.submit, export)
 	return r

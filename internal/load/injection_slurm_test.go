@@ -175,15 +175,15 @@ func runSlurm(t *testing.T, c *slurmtest.Cluster, bin string, jobs chan struct{}
 		t.Fatal(err)
 	}
 	records := filepath.Join(dir, "stub-log")
-	export := slurmtest.ExportPath(bin) + ",WLC_STUB_LOG=" + records + ",WLC_POLL_S=0.2,WLC_STOP_TIMEOUT_S=5,HF_TOKEN=hf-secret-value"
-	for _, e := range runnertest.ClientEnv(bin, dir) {
+	env := runnertest.ClientEnv(bin, dir)
+	for i, e := range env {
 		if strings.HasPrefix(e, "PYTHONPATH=") {
 			// An image that ships the client tools: installing them
 			// (a step and ~10 s per job) is covered by the other runs.
-			e = "PYTHONPATH=" + stub.Python(bin, filepath.Join(dir, "pip-site"), "lm-eval", "bfcl-eval", "soundfile")
+			env[i] = "PYTHONPATH=" + stub.Python(bin, filepath.Join(dir, "pip-site"), "lm-eval", "bfcl-eval", "soundfile")
 		}
-		export += "," + e
 	}
+	export := runnertest.SlurmExport(bin, records, "0.2", env...)
 	var id, state, code string
 	func() {
 		jobs <- struct{}{}

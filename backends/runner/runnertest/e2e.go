@@ -16,6 +16,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/slurmtest"
 	"github.com/wlcdev/wlc/internal/stub"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -111,6 +112,18 @@ func ClientEnv(bin, dir string) []string {
 		"WLC_DATA_DIR=" + filepath.Join(dir, "data"),
 		"WLC_SPEED_BENCH_PREPARE_URL=file://" + filepath.Join(bin, "python", "speed_bench_prepare.py"),
 	}
+}
+
+// SlurmExport is sbatch's --export option for a job under the stubs (bin
+// first on PATH), recording into records, polling the server every poll
+// seconds and stopping it within 5 s, with a stand-in HF_TOKEN and env
+// (NAME=VALUE entries, e.g. ClientEnv's) on top.
+func SlurmExport(bin, records, poll string, env ...string) string {
+	export := slurmtest.ExportPath(bin) + ",WLC_STUB_LOG=" + records + ",WLC_POLL_S=" + poll + ",WLC_STOP_TIMEOUT_S=5,HF_TOKEN=hf-secret-value"
+	for _, e := range env {
+		export += "," + e
+	}
+	return export
 }
 
 // Run runs the job's script (at most timeout).
