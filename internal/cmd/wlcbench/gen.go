@@ -149,26 +149,33 @@ type pkgs struct {
 // and the perf-eval tree with the same N workloads as YAML.
 func generate(s *source, wlc, base, dir string, n int) (*pkgs, error) {
 	p := &pkgs{n: n, wlcDir: filepath.Join(dir, "wlc"), peDir: filepath.Join(dir, "perf-eval"), expected: n}
-	modules := map[string]string{p.wlcDir: wlc}
+	modules := []struct{ dir, bin string }{{p.wlcDir, wlc}}
 	if base != "" {
 		p.baseDir = filepath.Join(dir, "wlc-base")
-		modules[p.baseDir] = base
+		modules = append(modules, struct{ dir, bin string }{p.baseDir, base})
 	}
 	files := map[string][]byte{
 		filepath.Join(p.peDir, ".buildkite", "generate_pipeline.py"): s.generator,
 		filepath.Join(p.peDir, "lib", "gpu_profiles.yaml"):           s.gpuProfil,
 	}
+	workloads := map[string][]byte{"profiles.cue": s.profiles, "settings.cue": s.settings} // in each module
 	for i := range n {
-		name := replicaName(s.stems[i%len(s.stems)], i)
-		files[filepath.Join(p.peDir, "workloads", name+".yaml")] = renameYAML(s.yaml[s.stems[i%len(s.stems)]], name)
+		stem := s.stems[i%len(s.stems)]
+		name := replicaName(stem, i)
+		c, err := renameCue(s.cue[stem], stem, name)
+		if err != nil {
+			return nil, err
+		}
+		workloads[name+".cue"] = c
+		files[filepath.Join(p.peDir, "workloads", name+".yaml")] = renameYAML(s.yaml[stem], name)
 	}
-	for mod, bin := range modules {
-		if out, err := exec.Command(bin, "init", "--module", "example.com/wlcbench", mod).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("%s init: %v\n%s", bin, err, out)
+	for _, m := range modules {
+		if out, err := exec.Command(m.bin, "init", "--module", "example.com/wlcbench", m.dir).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s init: %v\n%s", m.bin, err, out)
 		}
 		// init's example workload and profile go; its wlc.cue (the typing
 		// lines this build's schema wants) stays.
-		wdir := filepath.Join(mod, "workloads")
+		wdir := filepath.Join(m.dir, "workloads")
 		entries, err := os.ReadDir(wdir)
 		if err != nil {
 			return nil, err
@@ -180,16 +187,8 @@ func generate(s *source, wlc, base, dir string, n int) (*pkgs, error) {
 				}
 			}
 		}
-		files[filepath.Join(wdir, "profiles.cue")] = s.profiles
-		files[filepath.Join(wdir, "settings.cue")] = s.settings
-		for i := range n {
-			stem := s.stems[i%len(s.stems)]
-			name := replicaName(stem, i)
-			c, err := renameCue(s.cue[stem], stem, name)
-			if err != nil {
-				return nil, err
-			}
-			files[filepath.Join(wdir, name+".cue")] = c
+		for name, data := range workloads {
+			files[filepath.Join(wdir, name)] = data
 		}
 	}
 	for path, data := range files {
