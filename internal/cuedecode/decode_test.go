@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueload "cuelang.org/go/cue/load"
 	"github.com/google/go-cmp/cmp"
@@ -122,18 +123,9 @@ func TestDecodeMatchesCUE(t *testing.T) {
 // golden's) both ways: the loader relies on the results being the same.
 func TestDecodeWorkloads(t *testing.T) {
 	repo := testenv.RepoRoot(t)
-	pkgs := map[string]map[string][]byte{} // name → files (module-relative)
+	pkgs := map[string]map[string][]byte{} // name → workloads/ files
 	for _, dir := range []string{".", "testdata/e2e", "testdata/recipe-workloads"} {
-		files := map[string][]byte{}
-		cues, _ := filepath.Glob(filepath.Join(repo, dir, "workloads", "*.cue"))
-		for _, f := range cues {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files["workloads/"+filepath.Base(f)] = data
-		}
-		pkgs[dir] = files
+		pkgs[dir] = workloadFiles(t, filepath.Join(repo, dir, "workloads"))
 	}
 	archives, _ := filepath.Glob(filepath.Join(repo, "testdata", "backends", "*", "*.txtar"))
 	for _, a := range archives {
@@ -143,8 +135,8 @@ func TestDecodeWorkloads(t *testing.T) {
 		}
 		files := map[string][]byte{}
 		for _, f := range ar.Files {
-			if strings.HasPrefix(f.Name, "workloads/") {
-				files[f.Name] = f.Data
+			if name, ok := strings.CutPrefix(f.Name, "workloads/"); ok {
+				files[name] = f.Data
 			}
 		}
 		pkgs[a] = files
@@ -152,43 +144,16 @@ func TestDecodeWorkloads(t *testing.T) {
 	ctx := cuecontext.New()
 	n := 0
 	for name, files := range pkgs {
-		root := t.TempDir()
-		files["cue.mod/module.cue"] = []byte("module: \"" + schema.ModulePath + "\"\nlanguage: version: \"v0.17.1\"\n")
-		for f, data := range files {
-			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, f), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.CopyFS(filepath.Join(root, "schema"), schema.Files); err != nil {
-			t.Fatal(err)
-		}
-		insts := cueload.Instances([]string{"./workloads"}, &cueload.Config{Dir: root})
-		if err := insts[0].Err; err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		it, err := ctx.BuildInstance(insts[0]).LookupPath(cue.ParsePath("workloads")).Fields()
+		it, err := ctx.BuildInstance(workloadsInstance(t, files)).LookupPath(cue.ParsePath("workloads")).Fields()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for it.Next() {
-			wv := it.Value()
-			if wv.Validate(cue.Concrete(true), cue.Final()) != nil {
-				continue // the loader does not decode it whole either (broken, or derived from a recipe)
+			// A workload that does not validate is not decoded whole by the
+			// loader either (broken, or derived from a recipe).
+			if compareDecode(t, it.Value()) {
+				n++
 			}
-			var want, got schema.Workload
-			if err := wv.Decode(&want); err != nil {
-				t.Fatalf("%s: %s: %v", name, wv.Path(), err)
-			}
-			if err := cuedecode.Decode(wv, &got); err != nil {
-				t.Fatalf("%s: %s: %v", name, wv.Path(), err)
-			}
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("%s: %s: Decode differs from cue.Value.Decode (-cue +cuedecode):\n%s", name, wv.Path(), d)
-			}
-			n++
 		}
 	}
 	if n < 29+37 {
@@ -202,71 +167,90 @@ func TestDecodeWorkloads(t *testing.T) {
 // decoders must give the same value (and either both fail or neither).
 // The seeds are every workload file of the repository.
 func FuzzDecode(f *testing.F) {
-	repo := testenv.RepoRoot(f)
-	seeds, _ := filepath.Glob(filepath.Join(repo, "workloads", "*.cue"))
-	for _, s := range seeds {
-		if b := filepath.Base(s); b == "wlc.cue" || b == "profiles.cue" || b == "settings.cue" {
-			continue
-		}
-		data, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	root := f.TempDir()
-	for _, name := range []string{"wlc.cue", "profiles.cue", "settings.cue"} {
-		data, err := os.ReadFile(filepath.Join(repo, "workloads", name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(root, "workloads"), 0o755); err != nil {
-			f.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, "workloads", name), data, 0o644); err != nil {
-			f.Fatal(err)
+	bundled := workloadFiles(f, filepath.Join(testenv.RepoRoot(f), "workloads"))
+	shared := map[string][]byte{}
+	for name, data := range bundled {
+		if name == "wlc.cue" || name == "profiles.cue" || name == "settings.cue" {
+			shared[name] = data
+		} else {
+			f.Add(data)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(root, "cue.mod"), 0o755); err != nil {
-		f.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "cue.mod", "module.cue"), []byte("module: \""+schema.ModulePath+"\"\nlanguage: version: \"v0.17.1\"\n"), 0o644); err != nil {
-		f.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(root, "schema"), schema.Files); err != nil {
-		f.Fatal(err)
-	}
-	inst := cueload.Instances([]string{"./workloads"}, &cueload.Config{Dir: root})[0]
-	if inst.Err != nil {
-		f.Fatal(inst.Err)
-	}
+	inst := workloadsInstance(f, shared)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx := cuecontext.New() // a context only grows
-		pkg := ctx.BuildInstance(inst)
 		in := ctx.CompileBytes(data)
 		if in.Err() != nil {
 			return
 		}
-		it, err := pkg.Unify(in).LookupPath(cue.ParsePath("workloads")).Fields()
+		it, err := ctx.BuildInstance(inst).Unify(in).LookupPath(cue.ParsePath("workloads")).Fields()
 		if err != nil {
 			return
 		}
 		for it.Next() {
-			wv := it.Value()
-			if wv.Validate(cue.Concrete(true), cue.Final()) != nil {
-				continue
-			}
-			var want, got schema.Workload
-			errWant, errGot := wv.Decode(&want), cuedecode.Decode(wv, &got)
-			if (errWant == nil) != (errGot == nil) {
-				t.Fatalf("%s: cue.Value.Decode: %v; cuedecode: %v", wv.Path(), errWant, errGot)
-			}
-			if errWant != nil {
-				continue
-			}
-			if d := cmp.Diff(want, got); d != "" {
-				t.Fatalf("%s: Decode differs from cue.Value.Decode (-cue +cuedecode):\n%s", wv.Path(), d)
-			}
+			compareDecode(t, it.Value())
 		}
 	})
+}
+
+// compareDecode decodes wv both ways when it validates, failing t when
+// the two differ (in value, or in failing); it reports whether wv
+// validated.
+func compareDecode(t *testing.T, wv cue.Value) bool {
+	t.Helper()
+	if wv.Validate(cue.Concrete(true), cue.Final()) != nil {
+		return false
+	}
+	var want, got schema.Workload
+	errWant, errGot := wv.Decode(&want), cuedecode.Decode(wv, &got)
+	if (errWant == nil) != (errGot == nil) {
+		t.Fatalf("%s: cue.Value.Decode: %v; cuedecode: %v", wv.Path(), errWant, errGot)
+	}
+	if d := cmp.Diff(want, got); errWant == nil && d != "" {
+		t.Errorf("%s: Decode differs from cue.Value.Decode (-cue +cuedecode):\n%s", wv.Path(), d)
+	}
+	return true
+}
+
+// workloadFiles reads dir's .cue files, by name.
+func workloadFiles(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
+	files := map[string][]byte{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(p)] = data
+	}
+	return files
+}
+
+// workloadsInstance writes files as the workloads package of a module
+// beside the embedded schema (module github.com/wlcdev/wlc, as the
+// repository's and the goldens' are) and loads it.
+func workloadsInstance(t testing.TB, files map[string][]byte) *build.Instance {
+	t.Helper()
+	root := t.TempDir()
+	write := func(name string, data []byte) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cue.mod/module.cue", []byte("module: \""+schema.ModulePath+"\"\nlanguage: version: \"v0.17.1\"\n"))
+	for name, data := range files {
+		write(filepath.Join("workloads", name), data)
+	}
+	if err := os.CopyFS(filepath.Join(root, "schema"), schema.Files); err != nil {
+		t.Fatal(err)
+	}
+	inst := cueload.Instances([]string{"./workloads"}, &cueload.Config{Dir: root})[0]
+	if inst.Err != nil {
+		t.Fatal(inst.Err)
+	}
+	return inst
 }
