@@ -17,3 +17,13 @@ const ImportPath = "github.com/wlcdev/wlc/schema"
 
 // ModulePath is the CUE module path of a wlc repository.
 const ModulePath = "github.com/wlcdev/wlc@v0"
+
+// The typing lines of a workloads package's wlc.cue, as wlc init writes
+// them: they type its profiles and workloads with this schema and hand each
+// workload the profile it names (and the names of all, for the "unknown
+// profile" message). wlc vet quotes them when a package lacks them.
+const (
+	ProfilesTyping     = "profiles: [Name=string]: schema.#Profile & {name: Name}"
+	WorkloadsTyping    = "workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}}"
+	ProfileNamesTyping = "_profileNames: [for name, _ in profiles {name}]"
+)

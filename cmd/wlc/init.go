@@ -22,10 +22,7 @@ package workloads
 
 import "github.com/wlcdev/wlc/schema"
 
-profiles: [Name=string]: schema.#Profile & {name: Name}
-workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}}
-_profileNames: [for name, _ in profiles {name}]
-`
+` + schema.ProfilesTyping + "\n" + schema.WorkloadsTyping + "\n" + schema.ProfileNamesTyping + "\n"
 
 const initProfiles = `package workloads
 

@@ -275,9 +275,9 @@ func (l *loader) run(dir string) {
 	l.checkDefinedTwice()
 }
 
-// typedWorkloads is the line of wlc init's workloads/wlc.cue that types the
+// typedWorkloads is what wlc init's workloads/wlc.cue writes to type the
 // workloads.
-const typedWorkloads = "workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}} and _profileNames: [for name, _ in profiles {name}]"
+var typedWorkloads = schema.WorkloadsTyping + " and " + schema.ProfileNamesTyping
 
 // typed checks that the package types its workloads and profiles with the
 // schema and hands each workload its profile: without workloads/wlc.cue's
@@ -290,7 +290,7 @@ func (l *loader) typed(pkg cue.Value, dir string) bool {
 		want  string
 	}{
 		{pathWorkloads, "precision", typedWorkloads},
-		{pathProfiles, "runtime", "profiles: [Name=string]: schema.#Profile & {name: Name}"},
+		{pathProfiles, "runtime", schema.ProfilesTyping},
 	} {
 		pattern := pkg.LookupPath(c.path).LookupPath(cue.MakePath(cue.AnyString))
 		if pattern.Exists() && pattern.LookupPath(cue.MakePath(cue.Str(c.field).Required())).Exists() {
