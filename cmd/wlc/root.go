@@ -112,7 +112,11 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Compile typed GPU benchmark workloads into CI jobs",
 		Long: `wlc checks GPU benchmark workloads (vLLM server, benchmarks, accuracy evals)
 written in typed CUE, in a second and on a laptop, and lowers them into
-Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
+Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.
+
+Results of evaluating workloads are cached in $WLC_CACHE (default: the
+user cache directory's wlc/), keyed by every input they depend on, so an
+unchanged file is not evaluated again; WLC_CACHE=off evaluates everything.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Example: `  wlc vet workloads/

@@ -20,7 +20,6 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/load"
-	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/cuedecode"
@@ -28,6 +27,7 @@ import (
 	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
+	"github.com/wlcdev/wlc/internal/resultcache"
 	"github.com/wlcdev/wlc/internal/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -60,6 +60,9 @@ type Result struct {
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
+	// cacheHits and cacheMisses count the shards read from and evaluated
+	// for Options.Cache.
+	cacheHits, cacheMisses int
 }
 
 type rowShapes struct {
@@ -113,6 +116,10 @@ type Options struct {
 	// Progress, when set, is told what is being evaluated (for the
 	// budget's error: CUE's evaluation cannot be interrupted).
 	Progress *budget.Progress
+	// Cache, when set, keeps each shard's result keyed by every input it
+	// was computed from, so an unchanged shard is not evaluated again
+	// (see cache.go).
+	Cache *resultcache.Cache
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
@@ -164,6 +171,8 @@ type loader struct {
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
+	// cache is the load's result cache, when Options.Cache is set.
+	cache *cacheState
 }
 
 func (l *loader) errorf(format string, args ...any) {
@@ -212,6 +221,12 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
+	least := 2 // a single shard only pays to be cached
+	if l.opts.Cache != nil && l.opts.VLLMFlags == nil && !l.opts.settingsOnly {
+		l.cache = &cacheState{c: l.opts.Cache}
+		l.cache.readSources(root, cueFiles, overlay)
+		least = 1
+	}
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
 	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), schemaArg}, cfg)
 	for _, inst := range insts {
@@ -220,9 +235,12 @@ func (l *loader) run(dir string) {
 			return
 		}
 	}
+	if l.cache != nil {
+		l.cache.checkInstances(insts, overlay)
+	}
 	// A package that shards is evaluated here without its workload
 	// files (see shard.go); its workloads are evaluated shard by shard.
-	shards := planShards(insts[0].Files, l.opts.shardSize())
+	shards := planShards(insts[0].Files, l.opts.shardSize(), least)
 	toBuild := insts
 	if shards != nil {
 		shared := *insts[0]
@@ -433,7 +451,7 @@ func (l *loader) decodeProfiles(pkg cue.Value) {
 // decodeWorkloads validates, decodes and checks every workload of pkg,
 // then the rules across workloads.
 func (l *loader) decodeWorkloads(pkg cue.Value) {
-	runNames := map[string]token.Pos{}
+	runNames := map[string]position{}
 	l.evalWorkloads(pkg, runNames)
 	l.finishWorkloads(runNames)
 }
@@ -441,7 +459,7 @@ func (l *loader) decodeWorkloads(pkg cue.Value) {
 // evalWorkloads validates, decodes and checks every workload of pkg (a
 // package or one shard of it), appending the clean ones to l.res and,
 // for each, where a clash of its run name would be reported.
-func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]token.Pos) {
+func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 	it, err := pkg.LookupPath(pathWorkloads).Fields()
 	if err != nil {
 		l.addCUEError(err, pkg)
@@ -528,13 +546,13 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]token.Pos) {
 		}
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
-			runNames[lw.Name] = l.pos(wv, runNameField(lw))
+			runNames[lw.Name] = l.at(l.pos(wv, runNameField(lw)))
 		}
 	}
 }
 
 // finishWorkloads applies the rules across workloads and sorts them.
-func (l *loader) finishWorkloads(runNames map[string]token.Pos) {
+func (l *loader) finishWorkloads(runNames map[string]position) {
 	if refused := l.checkRunNames(l.res.Workloads, runNames); len(refused) > 0 {
 		kept := l.res.Workloads[:0]
 		for _, w := range l.res.Workloads {

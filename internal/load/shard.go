@@ -43,9 +43,9 @@ type shardPlan struct {
 
 // planShards splits files (in package order) into shards of at most size
 // workload files, or returns nil when the package must be evaluated as
-// one: fewer than two shards, or a file whose evaluation could depend on
+// one: fewer than least shards, or a file whose evaluation could depend on
 // another workload file (see workloadFile and refersToWorkloads).
-func planShards(files []*ast.File, size int) *shardPlan {
+func planShards(files []*ast.File, size, least int) *shardPlan {
 	if size < 1 {
 		return nil
 	}
@@ -88,7 +88,7 @@ func planShards(files []*ast.File, size int) *shardPlan {
 	if start < len(wfiles) {
 		p.shards = append(p.shards, wfiles[start:])
 	}
-	if len(p.shards) < 2 {
+	if len(p.shards) < least {
 		return nil
 	}
 	return p
@@ -232,8 +232,11 @@ func refersToWorkloads(f *ast.File) bool {
 type shardResult struct {
 	res      *Result
 	base     int // res.Diags[:base] were the package's before the shard
-	runNames map[string]token.Pos
+	runNames map[string]position
 	failed   bool // the shard did not build: load the package as one
+	// usedRecipes says the shard read the recipes checkout, which no
+	// cache key covers; cached says the result came from the cache.
+	usedRecipes, cached bool
 }
 
 // evalShards evaluates the workloads of every shard of p, GOMAXPROCS
@@ -245,11 +248,22 @@ func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) b
 	results := make([]*shardResult, len(p.shards))
 	workers := min(runtime.GOMAXPROCS(0), len(p.shards))
 	next := make(chan int)
+	shared, cacheable := l.sharedKey(p)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+				if !cacheable {
+					results[i] = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+					continue
+				}
+				k := l.shardKey(shared, p.shards[i])
+				r, ok := l.cachedShard(k)
+				if !ok {
+					r = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+					l.storeShard(k, r)
+				}
+				results[i] = r
 			}
 		})
 	}
@@ -263,12 +277,17 @@ func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) b
 			return false
 		}
 	}
-	runNames := map[string]token.Pos{}
+	runNames := map[string]position{}
 	l.res.shards = len(results)
 	if l.seen == nil {
 		l.seen = map[string]bool{}
 	}
 	for _, r := range results {
+		if r.cached {
+			l.res.cacheHits++
+		} else if cacheable {
+			l.res.cacheMisses++
+		}
 		// The one-package load reports an error of a path outside the
 		// workloads once (see addCUEError's keys): so does the merge.
 		for _, d := range r.res.Diags[r.base:] {
@@ -324,8 +343,9 @@ func (l *loader) evalShard(pkgInst, schemaInst *build.Instance, p *shardPlan, fi
 	r.Diags = slices.Clone(l.res.Diags)
 	r.Workloads = nil
 	s.res = &r
-	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]token.Pos{}}
+	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}}
 	s.evalWorkloads(s.pkg, out.runNames)
+	out.usedRecipes = s.recipes != nil || s.recipesErr != nil
 	return out
 }
 
