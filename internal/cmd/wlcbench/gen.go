@@ -136,6 +136,7 @@ func renameYAML(src []byte, name string) []byte {
 // pkgs are the generated trees for one N.
 type pkgs struct {
 	n        int
+	dir      string // holds the packages and the tools' result caches
 	wlcDir   string // a CUE module from `wlc init`; the package is wlcDir/workloads
 	baseDir  string // the same from the base build's `wlc init` (with -base)
 	peDir    string // a perf-eval checkout: .buildkite/, lib/, workloads/
@@ -148,7 +149,7 @@ type pkgs struct {
 // copy and typing lines, so a schema change is measured before and after),
 // and the perf-eval tree with the same N workloads as YAML.
 func generate(s *source, wlc, base, dir string, n int) (*pkgs, error) {
-	p := &pkgs{n: n, wlcDir: filepath.Join(dir, "wlc"), peDir: filepath.Join(dir, "perf-eval"), expected: n}
+	p := &pkgs{n: n, dir: dir, wlcDir: filepath.Join(dir, "wlc"), peDir: filepath.Join(dir, "perf-eval"), expected: n}
 	modules := []struct{ dir, bin string }{{p.wlcDir, wlc}}
 	if base != "" {
 		p.baseDir = filepath.Join(dir, "wlc-base")
