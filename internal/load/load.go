@@ -25,6 +25,7 @@ import (
 	"github.com/wlcdev/wlc/internal/cuedecode"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/ingest"
+	"github.com/wlcdev/wlc/internal/par"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
 	"github.com/wlcdev/wlc/internal/resultcache"
@@ -495,7 +496,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 			j.wv, j.pkg = j.rd.wv, l.pkg
 		}
 	}
-	parallel(len(jobs), func(i int) {
+	par.Do(len(jobs), func(i int) {
 		j := jobs[i]
 		l.progress(j.wv)
 		if j.err = j.wv.Validate(cue.Concrete(true), cue.Final()); j.err == nil {

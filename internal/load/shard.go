@@ -1,16 +1,16 @@
 package load
 
 import (
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/par"
 )
 
 // Sharding. CUE evaluates a package on one goroutine, and its collector
@@ -246,32 +246,20 @@ type shardResult struct {
 // load reports why).
 func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
-	workers := min(runtime.GOMAXPROCS(0), len(p.shards))
-	next := make(chan int)
 	shared, cacheable := l.sharedKey(p)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if !cacheable {
-					results[i] = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
-					continue
-				}
-				k := l.shardKey(shared, p.shards[i])
-				r, ok := l.cachedShard(k)
-				if !ok {
-					r = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
-					l.storeShard(k, r)
-				}
-				results[i] = r
-			}
-		})
-	}
-	for i := range p.shards {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	par.Do(len(p.shards), func(i int) {
+		if !cacheable {
+			results[i] = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+			return
+		}
+		k := l.shardKey(shared, p.shards[i])
+		r, ok := l.cachedShard(k)
+		if !ok {
+			r = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+			l.storeShard(k, r)
+		}
+		results[i] = r
+	})
 	for _, r := range results {
 		if r.failed {
 			return false

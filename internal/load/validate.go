@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -31,31 +29,6 @@ func (l *loader) validate(v, pkg cue.Value) bool {
 	}
 	l.reportInvalid(v, pkg, err)
 	return false
-}
-
-// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				f(i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // reportInvalid reports why v failed validation with err.
