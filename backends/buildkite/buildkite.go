@@ -32,6 +32,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/par"
 	"github.com/wlcdev/wlc/internal/plan"
 )
 
@@ -125,15 +126,19 @@ func (b *Backend) pipelines(ws []plan.Workload, opts backends.Options) ([]part, 
 	if len(ws) == 0 {
 		return nil, errors.New("no workloads to put in the pipeline")
 	}
+	// Each step is its workload's alone: built on every CPU, gathered in
+	// order.
+	built := make([]*pendingStep, len(ws))
+	failed := make([]error, len(ws))
+	par.Do(len(ws), func(i int) { built[i], failed[i] = b.step(ws[i], opts) })
 	var steps []*pendingStep
 	var errs []error
-	for _, w := range ws {
-		s, err := b.step(w, opts)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", w.Name, err))
+	for i, w := range ws {
+		if failed[i] != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", w.Name, failed[i]))
 			continue
 		}
-		steps = append(steps, s)
+		steps = append(steps, built[i])
 	}
 	limit, err := jobsPerUpload(opts.Env)
 	if err != nil {
@@ -173,8 +178,10 @@ func uploadPipeline(steps []*pendingStep) (*pipeline.Pipeline, error) {
 	}
 	lib := newLibrary(files, kinds)
 	p := &pipeline.Pipeline{Steps: make(pipeline.Steps, len(steps))}
+	par.DoWith(len(steps), lib.forGoroutine, func(lib *library, i int) {
+		steps[i].step.Command = steps[i].command(lib, i)
+	})
 	for i, s := range steps {
-		s.step.Command = s.command(lib, i)
 		if strings.Contains(s.step.Command, "$") {
 			// Cannot happen (base64, hex, numbers, names and fixed text);
 			// guards the design.
@@ -223,7 +230,15 @@ func splitSteps[S any](steps []S, limit int) [][]S {
 // encode marshals one pipeline after its header comment: written directly
 // (emit.go), else by yaml.v3, with the same bytes either way.
 func encode(header string, p *pipeline.Pipeline) ([]byte, error) {
-	w := newYAMLWriter(64 << 10)
+	// Sized for the commands (indented once more) and each step's
+	// fields, so the ~4 MB of 1,000 steps are not copied as it grows.
+	size := 64 << 10
+	for _, st := range p.Steps {
+		if cs, ok := st.(*pipeline.CommandStep); ok {
+			size += len(cs.Command) + len(cs.Command)/8 + 1024
+		}
+	}
+	w := newYAMLWriter(size)
 	switch err := w.pipeline(header, p); {
 	case err == nil:
 		return w.b, nil

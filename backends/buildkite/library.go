@@ -92,9 +92,18 @@ type file struct {
 // hundred bytes.
 type library struct {
 	text  []byte
+	sum   string         // sha256 of text, hex
 	at    map[string]int // chunk -> offset in text
 	steps []stepText     // per step, in order
 	dict  *detgzip.Dict  // the text's last detgzip.MaxDict bytes, indexed
+}
+
+// forGoroutine is l with a dictionary of its own (a detgzip.Dict is
+// scratch space too), to write steps' commands beside other goroutines.
+func (l *library) forGoroutine() *library {
+	c := *l
+	c.dict = l.dict.Clone()
+	return &c
 }
 
 // stepText is how one step rebuilds its files: per file, the ranges of
@@ -173,6 +182,8 @@ func newLibrary(steps [][]file, kinds []string) *library {
 		}
 	}
 	lib.dict = detgzip.NewDict(lib.text[len(lib.text)-min(len(lib.text), detgzip.MaxDict):])
+	sum := sha256.Sum256(lib.text)
+	lib.sum = hex.EncodeToString(sum[:])
 	return lib
 }
 
@@ -234,10 +245,9 @@ func (l *library) plan(fs []file) stepText {
 func (l *library) writeFiles(b *strings.Builder, i int, fs []file, textPath string) {
 	st := l.steps[i]
 	if len(l.text) > 0 {
-		sum := sha256.Sum256(l.text)
 		fmt.Fprintf(b, "printenv %s > /dev/null || { echo 'wlc: the env %s this step rebuilds its scripts from is not set: upload the whole pipeline file wlc wrote' >&2; exit 1; }\n", LibraryVar, LibraryVar)
 		fmt.Fprintf(b, "printenv %s | base64 -d | gzip -dc > %s\n", LibraryVar, libraryPath)
-		fmt.Fprintf(b, "echo %s | sha256sum -c --quiet\n", shellWord(hex.EncodeToString(sum[:])+"  "+libraryPath))
+		fmt.Fprintf(b, "echo %s | sha256sum -c --quiet\n", shellWord(l.sum+"  "+libraryPath))
 	}
 	switch dictLen := min(len(l.text), detgzip.MaxDict); {
 	case len(st.own) == 0:

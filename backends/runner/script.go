@@ -112,41 +112,46 @@ type Runtime struct {
 // Script renders the whole job script for w: Header, Preamble, Library,
 // the runtime's globals and functions, then Run.
 func Script(w plan.Workload, rt Runtime) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(Header(w, rt))
+	// A script is ~50 KB, mostly the library: its parts are gathered and
+	// copied once into a buffer of their total size (growing a buffer
+	// through them showed in export's profile).
 	pre, err := Preamble(w, false)
 	if err != nil {
 		return nil, err
 	}
-	b.WriteString(pre)
-	b.WriteString("\n")
-	b.WriteString(Library(w))
-	b.WriteString(Extras(w))
+	parts := []string{Header(w, rt), pre, "\n", Library(w), Extras(w)}
 	if l := EngineLibrary(w); l != "" {
-		b.WriteString("\n" + l)
+		parts = append(parts, "\n", l)
 	}
 	ing, err := Ingest(w)
 	if err != nil {
 		return nil, err
 	}
-	b.WriteString(ing)
-	b.WriteString("\n# ---- " + rt.Backend + " runtime ----\n\n")
+	parts = append(parts, ing, "\n# ---- "+rt.Backend+" runtime ----\n\n")
 	if rt.Globals != "" {
-		b.WriteString(rt.Globals + "\n")
+		parts = append(parts, rt.Globals, "\n")
 	}
-	b.WriteString(rt.Functions)
+	parts = append(parts, rt.Functions)
 	if w.Job != nil && w.Job.Where != "host" {
 		if rt.Job == "" {
 			return nil, fmt.Errorf("the %s backend cannot run a custom job with the GPUs; use where: \"host\" or another backend", rt.Backend)
 		}
-		b.WriteString("\n" + rt.Job)
+		parts = append(parts, "\n", rt.Job)
 	}
 	run, err := Run(w, rt)
 	if err != nil {
 		return nil, err
 	}
-	b.WriteString("\n" + run)
-	return b.Bytes(), nil
+	parts = append(parts, "\n", run)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b, nil
 }
 
 // Header is the script's opening comment: what runs, on what, from which
@@ -366,9 +371,12 @@ func jsonString(s string) (string, error) {
 // (bfcl.py as WLC_BFCL_PY).
 func Library(w plan.Workload) string {
 	var b strings.Builder
+	b.Grow(len(lib) + len(resultsPy) + len(toolsSh) + len(speedBenchPy) + len(bfclPy) + 1024)
 	b.WriteString(lib)
 	embed := func(name, what, text string) {
-		b.WriteString("\n# " + what + "\n" + name + "=$(\n  cat <<'WLC_EOF'\n" + text + "WLC_EOF\n)\n")
+		for _, s := range []string{"\n# ", what, "\n", name, "=$(\n  cat <<'WLC_EOF'\n", text, "WLC_EOF\n)\n"} {
+			b.WriteString(s)
+		}
 	}
 	embed("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
 	if len(w.Tools) > 0 {
@@ -402,6 +410,7 @@ func Library(w plan.Workload) string {
 // WLC_INGEST_PY).
 func Ingest(w plan.Workload) (string, error) {
 	var b strings.Builder
+	b.Grow(len(ingestPy) + 2*len(w.Ingest.Shapes) + 1024)
 	b.WriteString("\n# ---- Dashboards (perf-eval's ingest; see wlc_ingest) ----\n\n")
 	for _, v := range [][2]string{
 		{"WLC_PERF_INGEST_DEFAULT", dashboard.PerfURL},
@@ -421,7 +430,9 @@ func Ingest(w plan.Workload) (string, error) {
 		return "", err
 	}
 	b.WriteString(a + "\n")
-	b.WriteString("# The ingest tool (backends/runner/ingest.py).\nWLC_INGEST_PY=$(\n  cat <<'PY'\n" + ingestPy + "PY\n)\n")
+	b.WriteString("# The ingest tool (backends/runner/ingest.py).\nWLC_INGEST_PY=$(\n  cat <<'PY'\n")
+	b.WriteString(ingestPy)
+	b.WriteString("PY\n)\n")
 	return b.String(), nil
 }
 

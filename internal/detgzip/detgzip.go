@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 )
 
 const (
@@ -82,6 +83,12 @@ func NewDict(dict []byte) *Dict {
 		insertAt(dict, i, d.head, d.prev, nil)
 	}
 	return d
+}
+
+// Clone is a Dict with d's dictionary and index and scratch space of its
+// own, for another goroutine.
+func (d *Dict) Clone() *Dict {
+	return &Dict{data: d.data, crc: d.crc, head: slices.Clone(d.head), prev: slices.Clone(d.prev)}
 }
 
 // CompressAfter is the package's CompressAfter with d's dictionary.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wlcdev/wlc/internal/detgzip"
@@ -157,6 +158,27 @@ func TestDictReused(t *testing.T) {
 	for _, name := range []string{"text", "backends/runner/lib.sh", "run", "text", "backends/runner/ingest.py"} {
 		if got, want := d.CompressAfter(in[name]), detgzip.CompressAfter(dict, in[name]); !bytes.Equal(got, want) {
 			t.Errorf("%s: a reused Dict gives %d bytes, a fresh one %d", name, len(got), len(want))
+		}
+	}
+}
+
+// TestDictClone: clones compress at once on other goroutines (the race
+// detector watches their scratch space) and give what the original gives.
+func TestDictClone(t *testing.T) {
+	in := inputs(t)
+	dict := in["backends/runner/ingest.py"]
+	d := detgzip.NewDict(dict)
+	names := []string{"text", "backends/runner/lib.sh", "run", "backends/runner/bfcl.py"}
+	got := make([][]byte, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		c := d.Clone()
+		wg.Go(func() { got[i] = c.CompressAfter(in[name]) })
+	}
+	wg.Wait()
+	for i, name := range names {
+		if want := d.CompressAfter(in[name]); !bytes.Equal(got[i], want) {
+			t.Errorf("%s: a clone gives %d bytes, the original %d", name, len(got[i]), len(want))
 		}
 	}
 }
