@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,30 +30,42 @@ func (k Key) String() string { return hex.EncodeToString(k[:]) }
 
 // A Hasher digests a result's inputs. Each input is written with its
 // length, so no two sequences of inputs give one key.
-type Hasher struct{ buf []byte }
+type Hasher struct {
+	h   hash.Hash
+	len []byte
+}
 
 // NewHasher starts the key of a kind of result; the kind keeps results of
 // different work apart even when their inputs are equal.
 func NewHasher(kind string) *Hasher {
-	h := &Hasher{}
+	h := &Hasher{h: sha256.New(), len: make([]byte, 0, binary.MaxVarintLen64)}
 	h.String(kind)
 	return h
 }
 
+func (h *Hasher) length(n int) {
+	h.len = binary.AppendUvarint(h.len[:0], uint64(n))
+	h.h.Write(h.len)
+}
+
 // Bytes adds one input.
 func (h *Hasher) Bytes(b []byte) {
-	h.buf = binary.AppendUvarint(h.buf, uint64(len(b)))
-	h.buf = append(h.buf, b...)
+	h.length(len(b))
+	h.h.Write(b)
 }
 
 // String adds one input.
 func (h *Hasher) String(s string) {
-	h.buf = binary.AppendUvarint(h.buf, uint64(len(s)))
-	h.buf = append(h.buf, s...)
+	h.length(len(s))
+	io.WriteString(h.h, s)
 }
 
 // Key is the digest of the inputs added so far.
-func (h *Hasher) Key() Key { return sha256.Sum256(h.buf) }
+func (h *Hasher) Key() Key {
+	var k Key
+	h.h.Sum(k[:0])
+	return k
+}
 
 // Cache is a directory of results.
 type Cache struct{ dir string }
