@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -185,7 +186,33 @@ func Process() int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
+	// WLC_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof):
+	// where a slow vet or export spends its time, on the user's package.
+	if p := os.Getenv("WLC_CPUPROFILE"); p != "" {
+		stop, err := startCPUProfile(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "wlc: WLC_CPUPROFILE=%s: cannot write the profile there: %v\n", p, err)
+		} else {
+			defer stop()
+		}
+	}
 	return runWith(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, envList: os.Environ, exec: execSelf}, os.Args[1:])
+}
+
+// startCPUProfile profiles the process into file until stop.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func runWith(e *env, args []string) int {
