@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wlcdev/wlc/internal/detgzip"
+	"github.com/wlcdev/wlc/internal/par"
 )
 
 // Compact steps (issue 14). Each step used to carry its whole runner
@@ -120,11 +121,19 @@ func newLibrary(steps [][]file, kinds []string) *library {
 	type stat struct {
 		count, n int
 	}
+	// Each file is cut once, every step on its own CPU; the counting
+	// that follows keeps the steps' order.
+	cut := make([][][][]byte, len(steps))
+	par.Do(len(steps), func(i int) {
+		for _, f := range steps[i] {
+			cut[i] = append(cut[i], chunks(f.data))
+		}
+	})
 	stats := map[string]*stat{}
 	var order []string
-	for _, fs := range steps {
-		for _, f := range fs {
-			for _, c := range chunks(f.data) {
+	for _, fs := range cut {
+		for _, cs := range fs {
+			for _, c := range cs {
 				s := stats[string(c)] // no allocation for a lookup
 				if s == nil {
 					k := string(c)
@@ -162,19 +171,16 @@ func newLibrary(steps [][]file, kinds []string) *library {
 			lib.text = append(lib.text, k...)
 		}
 	}
+	lib.steps = make([]stepText, len(steps))
+	par.Do(len(steps), func(i int) { lib.steps[i] = lib.plan(cut[i]) })
 	if len(lib.text) == 0 {
 		// Nothing shared (one step): no library, no dictionary.
-		for _, fs := range steps {
-			lib.steps = append(lib.steps, lib.plan(fs))
-		}
 		lib.dict = detgzip.NewDict(nil)
 		return lib
 	}
 	seen := map[string]bool{}
 	room := detgzip.MaxDict
-	for i, fs := range steps {
-		st := lib.plan(fs)
-		lib.steps = append(lib.steps, st)
+	for i, st := range lib.steps {
 		if !seen[kinds[i]] && len(st.own) <= room {
 			seen[kinds[i]] = true
 			room -= len(st.own)
@@ -212,11 +218,12 @@ type segment struct {
 	off, len int
 }
 
-// plan cuts a step's files into ranges of the library and of its own
-// text, which holds what the library lacks; adjacent ranges merge.
-func (l *library) plan(fs []file) stepText {
+// plan lays a step's files (each cut into chunks) out as ranges of the
+// library and of its own text, which holds what the library lacks;
+// adjacent ranges merge.
+func (l *library) plan(files [][][]byte) stepText {
 	var st stepText
-	for _, f := range fs {
+	for _, cs := range files {
 		var segs []segment
 		add := func(s segment) {
 			if n := len(segs); n > 0 && segs[n-1].lib == s.lib && segs[n-1].off+segs[n-1].len == s.off {
@@ -225,7 +232,7 @@ func (l *library) plan(fs []file) stepText {
 			}
 			segs = append(segs, s)
 		}
-		for _, c := range chunks(f.data) {
+		for _, c := range cs {
 			if off, ok := l.at[string(c)]; ok {
 				add(segment{lib: true, off: off, len: len(c)})
 				continue

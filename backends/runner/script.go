@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/wlcdev/wlc/internal/dashboard"
@@ -409,8 +410,24 @@ func Library(w plan.Workload) string {
 // shapes every row is checked against, and the ingest tool (ingest.py as
 // WLC_INGEST_PY).
 func Ingest(w plan.Workload) (string, error) {
+	// It depends on the row shapes alone, which every workload of a load
+	// shares: rendered (and its ~15 KB quoted) once per shapes.
+	if s, ok := ingestText.Load(w.Ingest.Shapes); ok {
+		return s.(string), nil
+	}
+	s, err := renderIngest(w.Ingest.Shapes)
+	if err == nil {
+		ingestText.Store(w.Ingest.Shapes, s)
+	}
+	return s, err
+}
+
+// ingestText memoizes renderIngest by shapes.
+var ingestText sync.Map
+
+func renderIngest(shapes string) (string, error) {
 	var b strings.Builder
-	b.Grow(len(ingestPy) + 2*len(w.Ingest.Shapes) + 1024)
+	b.Grow(len(ingestPy) + 2*len(shapes) + 1024)
 	b.WriteString("\n# ---- Dashboards (perf-eval's ingest; see wlc_ingest) ----\n\n")
 	for _, v := range [][2]string{
 		{"WLC_PERF_INGEST_DEFAULT", dashboard.PerfURL},
@@ -425,7 +442,7 @@ func Ingest(w plan.Workload) (string, error) {
 		b.WriteString(a + "\n")
 	}
 	b.WriteString("# The row shapes, derived from schema/ingest.cue by internal/ingest:\n")
-	a, err := Assign("WLC_INGEST_SHAPES", w.Ingest.Shapes, NoVars)
+	a, err := Assign("WLC_INGEST_SHAPES", shapes, NoVars)
 	if err != nil {
 		return "", err
 	}
