@@ -563,6 +563,15 @@ func (d *decoder) enter() error {
 	return nil
 }
 
+// dynamic is x as an interface's dynamic value, or err (a nil interface
+// then, not a typed zero).
+func dynamic[T any](x T, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
 // any decodes an interface's dynamic value.
 func (d *decoder) any() (any, error) {
 	tag, err := d.byte()
@@ -573,23 +582,11 @@ func (d *decoder) any() (any, error) {
 	case tagNil:
 		return nil, nil
 	case tagBool:
-		b, err := d.flag()
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
+		return dynamic(d.flag())
 	case tagString:
-		s, err := d.str()
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
+		return dynamic(d.str())
 	case tagInt64:
-		x, err := d.varint()
-		if err != nil {
-			return nil, err
-		}
-		return x, nil
+		return dynamic(d.varint())
 	case tagInt:
 		x, err := d.varint()
 		if err != nil {
@@ -600,11 +597,7 @@ func (d *decoder) any() (any, error) {
 		}
 		return int(x), nil
 	case tagFloat64:
-		f, err := d.float64()
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
+		return dynamic(d.float64())
 	case tagBytes:
 		n, isNil, err := d.count(1)
 		if err != nil {
@@ -616,17 +609,9 @@ func (d *decoder) any() (any, error) {
 		d.off += n
 		return []byte(d.s[d.off-n : d.off]), nil
 	case tagList:
-		s, err := d.list()
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
+		return dynamic(d.list())
 	case tagMap:
-		m, err := d.anyMap()
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
+		return dynamic(d.anyMap())
 	case tagBigInt:
 		sign, err := d.byte()
 		if err != nil {
