@@ -41,14 +41,27 @@ func (l *loader) pos(v cue.Value, path string) token.Pos {
 	}
 }
 
+// position is where a finding is reported, as printed (File relative to
+// the working directory); a shard's cached results keep these, not CUE
+// positions.
+type position struct {
+	File         string
+	Line, Column int
+}
+
+// at is where pos is reported (the zero position when pos is invalid).
+func (l *loader) at(pos token.Pos) position {
+	if !pos.IsValid() {
+		return position{}
+	}
+	return position{l.rel(pos.Filename()), pos.Line(), pos.Column()}
+}
+
 func (l *loader) report(sev diag.Severity, base string, v cue.Value, field, format string, args ...any) {
-	pos := l.pos(v, field)
-	d := diag.Diagnostic{Severity: sev, Path: base, Message: fmt.Sprintf(format, args...)}
+	at := l.at(l.pos(v, field))
+	d := diag.Diagnostic{Severity: sev, Path: base, Message: fmt.Sprintf(format, args...), File: at.File, Line: at.Line, Column: at.Column}
 	if field != "" {
 		d.Path = base + "." + field
-	}
-	if pos.IsValid() {
-		d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
 	}
 	l.res.Diags.Add(d)
 }

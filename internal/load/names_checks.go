@@ -3,8 +3,6 @@ package load
 import (
 	"fmt"
 	"sort"
-
-	"cuelang.org/go/cue/token"
 )
 
 // checkRunNames refuses two workloads with one run name (dashboard_name,
@@ -42,27 +40,11 @@ func (l *loader) checkRunNames(ws []Workload, at map[string]position) map[string
 		if f := runNameField(w); f != "" {
 			path += "." + f
 		}
-		pos := at[w.Name]
-		l.res.Diags.Errorf(pos.File, pos.Line, pos.Column, path, "%s", fmt.Sprintf("run name %q is already the run name of workload %s (%s): it names the results folder and the dashboards' rows, so the two jobs would mix their results; rename one of them or give it another dashboard_name",
+		l.addAt(at[w.Name], path, fmt.Sprintf("run name %q is already the run name of workload %s (%s): it names the results folder and the dashboards' rows, so the two jobs would mix their results; rename one of them or give it another dashboard_name",
 			run, prev.name, prev.file))
 		refused[w.Name] = true
 	}
 	return refused
-}
-
-// position is where a finding is reported, as printed (File relative to
-// the working directory): a shard's results keep no CUE values.
-type position struct {
-	File         string
-	Line, Column int
-}
-
-// at is where pos is reported.
-func (l *loader) at(pos token.Pos) position {
-	if !pos.IsValid() {
-		return position{}
-	}
-	return position{l.rel(pos.Filename()), pos.Line(), pos.Column()}
 }
 
 // runNameField is the field a clash of w's run name is reported on: its

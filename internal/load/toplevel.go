@@ -38,7 +38,7 @@ func (l *loader) checkTopLevel() {
 			if s := suggest.Closest(packageFields, name); s != "" {
 				msg += fmt.Sprintf("; did you mean %s?", s)
 			}
-			l.addAt(fd.Label.Pos(), name, msg)
+			l.addAt(l.at(fd.Label.Pos()), name, msg)
 		}
 	}
 }
@@ -94,14 +94,10 @@ func (l *loader) checkDefinedTwice() {
 			where = append(where, fmt.Sprintf("%s:%d:%d", l.rel(p.Filename()), p.Line(), p.Column()))
 		}
 		ps := defs[n]
-		l.addAt(ps[len(ps)-1], prefix, fmt.Sprintf("workload %s is defined in %d places (%s) and the definitions conflict (see the errors on its fields); keep one definition", n, len(ps), strings.Join(where, ", ")))
+		l.addAt(l.at(ps[len(ps)-1]), prefix, fmt.Sprintf("workload %s is defined in %d places (%s) and the definitions conflict (see the errors on its fields); keep one definition", n, len(ps), strings.Join(where, ", ")))
 	}
 }
 
-func (l *loader) addAt(pos token.Pos, path, msg string) {
-	d := diag.Diagnostic{Severity: diag.Error, Path: path, Message: msg}
-	if pos.IsValid() {
-		d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
-	}
-	l.res.Diags.Add(d)
+func (l *loader) addAt(at position, path, msg string) {
+	l.res.Diags.Add(diag.Diagnostic{Severity: diag.Error, File: at.File, Line: at.Line, Column: at.Column, Path: path, Message: msg})
 }
