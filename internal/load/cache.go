@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"cuelang.org/go/cue/ast"
@@ -187,11 +186,7 @@ func (l *loader) cachedShard(k resultcache.Key) (*shardResult, bool) {
 		return nil, false
 	}
 	r := *l.res
-	r.Diags = slices.Clone(e.Diags)
-	r.Workloads = e.Workloads
-	if e.RunNames == nil {
-		e.RunNames = map[string]position{}
-	}
+	r.Diags, r.Workloads = e.Diags, e.Workloads
 	return &shardResult{res: &r, runNames: e.RunNames, cached: true}, true
 }
 
