@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,7 +149,7 @@ func (c *Cache) Put(k Key, data []byte) error {
 		return err
 	}
 	sum := sha256.Sum256(data)
-	_, err = f.Write(slicesConcat(magic, sum[:], data))
+	_, err = f.Write(slices.Concat(magic, sum[:], data))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -159,14 +160,6 @@ func (c *Cache) Put(k Key, data []byte) error {
 		os.Remove(f.Name())
 	}
 	return err
-}
-
-func slicesConcat(parts ...[]byte) []byte {
-	var b []byte
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b
 }
 
 // Entries unused this long are removed, checked at most once per

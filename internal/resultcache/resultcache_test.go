@@ -17,6 +17,16 @@ func key(parts ...string) Key {
 	return h.Key()
 }
 
+// open is an empty cache in a directory of the test's own.
+func open(t *testing.T) *Cache {
+	t.Helper()
+	c, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestKeysSeparateInputs(t *testing.T) {
 	if key("ab", "c") == key("a", "bc") || key("a") == key("a", "") {
 		t.Error("inputs that split differently gave one key")
@@ -30,10 +40,7 @@ func TestKeysSeparateInputs(t *testing.T) {
 }
 
 func TestPutGet(t *testing.T) {
-	c, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := open(t)
 	if _, ok := c.Get(key("a")); ok {
 		t.Fatal("an empty cache had a result")
 	}
@@ -56,10 +63,7 @@ func TestPutGet(t *testing.T) {
 
 // TestDamagedEntries: a torn, flipped or foreign file reads as a miss.
 func TestDamagedEntries(t *testing.T) {
-	c, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := open(t)
 	k := key("a")
 	if err := c.Put(k, []byte("a result of some length")); err != nil {
 		t.Fatal(err)
@@ -86,11 +90,7 @@ func TestDamagedEntries(t *testing.T) {
 }
 
 func TestTrim(t *testing.T) {
-	dir := t.TempDir()
-	c, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := open(t)
 	old, recent := key("old"), key("recent")
 	for _, k := range []Key{old, recent} {
 		if err := c.Put(k, []byte(k.String())); err != nil {
@@ -121,10 +121,7 @@ func TestTrim(t *testing.T) {
 // TestGetMarksUse: a hit on an entry last used long ago keeps it from the
 // next trim.
 func TestGetMarksUse(t *testing.T) {
-	c, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := open(t)
 	k := key("a")
 	if err := c.Put(k, []byte("x")); err != nil {
 		t.Fatal(err)
