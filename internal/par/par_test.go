@@ -18,23 +18,36 @@ func TestDoRunsEachOnce(t *testing.T) {
 	}
 }
 
+// TestDoWithStatePerGoroutine: no state is used by two goroutines at once
+// (each piece holds its state's flag across a yield, so sharing shows
+// without the race detector), and at most GOMAXPROCS states are made.
 func TestDoWithStatePerGoroutine(t *testing.T) {
+	type state struct {
+		busy atomic.Bool
+		n    int
+	}
 	var made atomic.Int32
 	const n = 500
-	owner := make([]*int, n)
-	DoWith(n, func() *int { made.Add(1); return new(int) }, func(s *int, i int) {
-		*s++ // unsynchronized: the race detector fails this if s is shared
+	owner := make([]*state, n)
+	DoWith(n, func() *state { made.Add(1); return &state{} }, func(s *state, i int) {
+		if !s.busy.CompareAndSwap(false, true) {
+			t.Errorf("piece %d: its state is in use by another goroutine", i)
+			return
+		}
+		runtime.Gosched()
+		s.n++
 		owner[i] = s
+		s.busy.Store(false)
 	})
 	if m := int(made.Load()); m < 1 || m > runtime.GOMAXPROCS(0) {
 		t.Errorf("%d states for GOMAXPROCS %d", m, runtime.GOMAXPROCS(0))
 	}
 	total := 0
-	seen := map[*int]bool{}
+	seen := map[*state]bool{}
 	for _, s := range owner {
-		if !seen[s] {
+		if s != nil && !seen[s] {
 			seen[s] = true
-			total += *s
+			total += s.n
 		}
 	}
 	if total != n {
