@@ -24,6 +24,6 @@ const ModulePath = "github.com/wlcdev/wlc@v0"
 // profile" message). wlc vet quotes them when a package lacks them.
 const (
 	ProfilesTyping     = "profiles: [Name=string]: schema.#Profile & {name: Name}"
-	WorkloadsTyping    = "workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}}"
+	WorkloadsTyping    = "workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile].#facts, #profileNames: _profileNames}}"
 	ProfileNamesTyping = "_profileNames: [for name, _ in profiles {name}]"
 )

@@ -55,7 +55,7 @@ func TestExportKilled(t *testing.T) {
 import "github.com/wlcdev/wlc/schema"
 
 profiles: [Name=string]: schema.#Profile & {name: Name}
-workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile], #profileNames: _profileNames}}
+workloads: [Name=string]: W={schema.#Workload & {name: Name, #profile: profiles[W.profile].#facts, #profileNames: _profileNames}}
 _profileNames: [for name, _ in profiles {name}]
 profiles: H200: {hardware: "H200", runtime: "docker", queue: "H200", docker: {}}
 `)
