@@ -87,8 +87,8 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		l.seen[rawKey] = true
 		// A workload's copy of its profile (#profile, _profile) repeats
 		// the errors reported on profiles.<name> itself, and a block's
-		// parameter (#runtime: a copy of a field
-		// the block's rules read) repeats the errors of that field.
+		// parameter (#runtime: a copy of a field the block's rules read)
+		// repeats the errors of that field.
 		if hasDefinition(path) || indexOf(path, "_profile") >= 0 {
 			continue
 		}
