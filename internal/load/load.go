@@ -159,11 +159,10 @@ type loader struct {
 	// CUE's own validation stops at the first failing struct.
 	files []*ast.File
 	pkg   cue.Value
-	// defs are the schema definitions of workloads and profiles, asked
-	// which fields they allow (an erroneous struct allows anything).
-	defWorkload, defProfile cue.Value
-	// defSettings types the package's settings (schema #Settings).
-	defSettings cue.Value
+	// schemaInst is the schema package, built into defs on first use.
+	schemaInst *build.Instance
+	// defs are the schema's definitions; nil until defs() builds them.
+	defsBuilt *schemaDefs
 	// seen dedupes errors reported more than once.
 	seen map[string]bool
 	// unsharded says the sharded load failed (a shard did not build): the
@@ -174,6 +173,33 @@ type loader struct {
 	recipesErr error
 	// cache is the load's result cache, when Options.Cache is set.
 	cache *cacheState
+}
+
+// schemaDefs are the schema definitions the loader reads: #Workload and
+// #Profile, asked which fields they allow (an erroneous struct allows
+// anything), and #Settings, which types the package's settings.
+type schemaDefs struct {
+	workload, profile, settings cue.Value
+}
+
+func newSchemaDefs(sch cue.Value) *schemaDefs {
+	return &schemaDefs{
+		workload: sch.LookupPath(cue.ParsePath("#Workload")),
+		profile:  sch.LookupPath(cue.ParsePath("#Profile")),
+		settings: sch.LookupPath(cue.ParsePath("#Settings")),
+	}
+}
+
+// defs are the schema's definitions in the loader's context. A shard
+// builds them only when it reports an error: evaluating the whole schema
+// package costs about as much as a shard's shared files, and a clean
+// shard never reads it (its workloads reach only the definitions they use).
+func (l *loader) defs() *schemaDefs {
+	if l.defsBuilt == nil {
+		sch := l.ctx.BuildInstance(l.schemaInst)
+		l.defsBuilt = newSchemaDefs(sch)
+	}
+	return l.defsBuilt
 }
 
 func (l *loader) errorf(format string, args ...any) {
@@ -266,9 +292,7 @@ func (l *loader) run(dir string) {
 		}
 	}
 	l.pkg, l.files = pkg, insts[0].Files
-	l.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
-	l.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
-	l.defSettings = sch.LookupPath(cue.ParsePath("#Settings"))
+	l.schemaInst, l.defsBuilt = insts[1], newSchemaDefs(sch)
 	l.decodeCatalog(sch)
 
 	l.checkTopLevel()

@@ -28,7 +28,7 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 	if !sv.Exists() {
 		return
 	}
-	v := l.defSettings.Unify(sv)
+	v := l.defs().settings.Unify(sv)
 	if err := v.Validate(cue.Concrete(true), cue.Final()); err != nil {
 		// Every error at once: CUE reports one per failing struct, so
 		// each part is validated on its own too.

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
@@ -312,16 +311,13 @@ func (l *loader) evalShard(pkgInst, schemaInst *build.Instance, p *shardPlan, fi
 	inst := *pkgInst
 	inst.Files = slices.DeleteFunc(slices.Clone(pkgInst.Files), func(f *ast.File) bool { return !inShard[f] })
 	ctx := cuecontext.New()
-	vals, err := ctx.BuildInstances([]*build.Instance{&inst, schemaInst})
+	vals, err := ctx.BuildInstances([]*build.Instance{&inst})
 	if err != nil {
 		return &shardResult{failed: true}
 	}
 	s := *l
 	s.ctx, s.files, s.pkg = ctx, inst.Files, vals[0]
-	sch := vals[1]
-	s.defWorkload = sch.LookupPath(cue.ParsePath("#Workload"))
-	s.defProfile = sch.LookupPath(cue.ParsePath("#Profile"))
-	s.defSettings = sch.LookupPath(cue.ParsePath("#Settings"))
+	s.schemaInst, s.defsBuilt = schemaInst, nil
 	s.seen = map[string]bool{}
 	for k := range l.seen {
 		s.seen[k] = true

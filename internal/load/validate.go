@@ -172,9 +172,9 @@ func (l *loader) allowed(path []cue.Selector, name string) bool {
 func (l *loader) defFor(kind string) (cue.Value, bool) {
 	switch kind {
 	case "workloads":
-		return l.defWorkload, true
+		return l.defs().workload, true
 	case "profiles":
-		return l.defProfile, true
+		return l.defs().profile, true
 	}
 	return cue.Value{}, false
 }
