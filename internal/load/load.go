@@ -26,6 +26,7 @@ import (
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/par"
+	"github.com/wlcdev/wlc/internal/parseahead"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
 	"github.com/wlcdev/wlc/internal/resultcache"
@@ -254,8 +255,14 @@ func (l *loader) run(dir string) {
 		l.cache.readSources(root, cueFiles, overlay)
 		least = 1
 	}
-	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
+	var sources map[string][]byte
+	if l.cache != nil {
+		sources = l.cache.sources
+	}
+	ahead := parseahead.New(cueFiles, sources)
+	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile}
 	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), schemaArg}, cfg)
+	ahead.Stop()
 	for _, inst := range insts {
 		if inst.Err != nil {
 			l.addCUEError(inst.Err, cue.Value{})

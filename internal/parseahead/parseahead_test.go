@@ -1,0 +1,142 @@
+package parseahead
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
+	"github.com/google/go-cmp/cmp"
+)
+
+// module writes a CUE module with a package of n files and returns its
+// root and the package's file names.
+func module(t *testing.T, n int, extra map[string]string) (string, []string) {
+	t.Helper()
+	root := t.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cue.mod/module.cue", "module: \"example.test/m\"\nlanguage: version: \"v0.17.0\"\n")
+	for i := range n {
+		write(fmt.Sprintf("pkg/f%03d.cue", i), fmt.Sprintf("package pkg\n\nimport \"strings\"\n\n// file %d\nitems: f%d: {\n\tn: %d // the index\n\ts: strings.ToUpper(\"f%d\")\n}\n", i, i, i, i))
+	}
+	for name, text := range extra {
+		write(name, text)
+	}
+	names, err := filepath.Glob(filepath.Join(root, "pkg", "*.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, names
+}
+
+// loaded is what a load gives the caller: every file's tree, its
+// comments and positions, and the errors.
+func loaded(t *testing.T, root string, parse func(string, any, parser.Config) (*ast.File, error)) string {
+	t.Helper()
+	cfg := &load.Config{Dir: root}
+	if parse != nil {
+		cfg.ParseFile = parse
+	}
+	var b strings.Builder
+	for _, inst := range load.Instances([]string{"./pkg"}, cfg) {
+		fmt.Fprintf(&b, "instance %s: err %v\n", inst.ImportPath, inst.Err)
+		for _, f := range inst.Files {
+			src, err := format.Node(f)
+			fmt.Fprintf(&b, "file %s (%v, %d comment groups, %v):\n%s\n", f.Filename, f.Pos(), len(ast.Comments(f)), err, src)
+		}
+	}
+	return b.String()
+}
+
+func TestLoadGivesWhatCUEsOwnParseGives(t *testing.T) {
+	root, names := module(t, 40, map[string]string{
+		"pkg/zz_broken.cue": "package pkg\n\nitems: broken: {n: \n",
+	})
+	want := loaded(t, root, nil)
+	if !strings.Contains(want, "expected operand") && !strings.Contains(want, "expected") {
+		t.Fatalf("the broken file loads without an error:\n%s", want)
+	}
+	for _, sources := range []map[string][]byte{nil, read(t, names)} {
+		p := New(names, sources)
+		got := loaded(t, root, p.ParseFile)
+		p.Stop()
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("load with the parser ahead (sources given: %v) differs (-without +with):\n%s", sources != nil, d)
+		}
+		if n := handed(p); n != len(names) {
+			t.Errorf("sources given: %v: %d of %d files were parsed ahead; want all", sources != nil, n, len(names))
+		}
+	}
+}
+
+func TestChangedFileIsParsedFromTheLoadersBytes(t *testing.T) {
+	root, names := module(t, 5, nil)
+	want := loaded(t, root, nil)
+	stale := read(t, names)
+	stale[names[2]] = []byte("package pkg\n\nitems: stale: true\n")
+	p := New(names, stale)
+	got := loaded(t, root, p.ParseFile)
+	p.Stop()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("a file whose bytes changed since it was read is parsed as read before (-want +got):\n%s", d)
+	}
+	if strings.Contains(got, "stale") {
+		t.Errorf("the stale version of the file was loaded:\n%s", got)
+	}
+}
+
+func TestSecondRequestGetsATreeOfItsOwn(t *testing.T) {
+	root, names := module(t, 3, nil)
+	p := New(names, nil)
+	defer p.Stop()
+	cfg := parser.NewConfig(parser.ParseComments)
+	src := read(t, names)[names[0]]
+	a, err := p.ParseFile(names[0], src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.ParseFile(names[0], src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Error("two requests for one file got the same tree; a caller may change its own")
+	}
+	_ = root
+}
+
+func read(t *testing.T, names []string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[n] = b
+	}
+	return m
+}
+
+func handed(p *Parser) int {
+	n := 0
+	for _, f := range p.files {
+		if f.handed.Load() {
+			n++
+		}
+	}
+	return n
+}
