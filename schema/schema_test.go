@@ -164,9 +164,15 @@ func goFields(t reflect.Type) map[string]goField {
 // field never encodes as a zero value (omitempty or a pointer).
 func TestSchemaMirror(t *testing.T) {
 	v := buildSchema(t, cuecontext.New())
-	var engines []string
-	if err := v.LookupPath(cue.ParsePath("#Engines")).Decode(&engines); err != nil || len(engines) == 0 {
-		t.Fatalf("#Engines: %v (%d engines)", err, len(engines))
+	// The fields a block's type depends on (#OnEngine, #OnRuntime), with
+	// their values.
+	choices := map[string][]string{}
+	for field, list := range map[string]string{"engine": "#Engines", "runtime": "#Runtimes"} {
+		var values []string
+		if err := v.LookupPath(cue.ParsePath(list)).Decode(&values); err != nil || len(values) == 0 {
+			t.Fatalf("%s: %v (%d values)", list, err, len(values))
+		}
+		choices[field] = values
 	}
 	defs := make([]string, 0, len(mirrors))
 	for d := range mirrors {
@@ -192,7 +198,7 @@ func TestSchemaMirror(t *testing.T) {
 					t.Errorf("%s.%s has no Go field in %s (json:%q)", def, name, gt.Name(), name)
 					continue
 				}
-				ck := engineKind(dv, engines, sel, it.Value())
+				ck := choiceKind(dv, choices, sel, it.Value())
 				if gk := goKinds(gf.typ); ck&^gk != 0 {
 					t.Errorf("%s.%s is %v in CUE but %s.%s (%v) decodes only %v", def, name, ck, gt.Name(), gf.name, gf.typ, gk)
 				}
@@ -209,18 +215,20 @@ func TestSchemaMirror(t *testing.T) {
 	}
 }
 
-// engineKind is the kind of field sel of dv (its value fv). A block whose
-// type depends on the engine (#OnEngine: the block's definition for one
-// engine, a refusal, which takes any value, for the other) has the kinds
-// every engine allows.
-func engineKind(dv cue.Value, engines []string, sel cue.Selector, fv cue.Value) cue.Kind {
+// choiceKind is the kind of field sel of dv (its value fv). A block whose
+// type depends on a field of dv (#OnEngine, #OnRuntime: the block's
+// definition for one engine or runtime, a refusal, which takes any value,
+// for the others) has the kinds every value of that field allows.
+func choiceKind(dv cue.Value, choices map[string][]string, sel cue.Selector, fv cue.Value) cue.Kind {
 	ck := fv.IncompleteKind() &^ cue.BottomKind
-	if !dv.LookupPath(cue.MakePath(cue.Str("engine"))).Exists() {
-		return ck
-	}
-	for _, e := range engines {
-		ev := dv.FillPath(cue.MakePath(cue.Str("engine")), e).LookupPath(cue.MakePath(sel))
-		ck &= ev.IncompleteKind() &^ cue.BottomKind
+	for field, values := range choices {
+		if !dv.LookupPath(cue.MakePath(cue.Str(field))).Exists() && !dv.LookupPath(cue.MakePath(cue.Str(field).Required())).Exists() {
+			continue
+		}
+		for _, x := range values {
+			xv := dv.FillPath(cue.MakePath(cue.Str(field)), x).LookupPath(cue.MakePath(sel))
+			ck &= xv.IncompleteKind() &^ cue.BottomKind
+		}
 	}
 	return ck
 }

@@ -86,9 +86,8 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		}
 		l.seen[rawKey] = true
 		// A workload's copy of its profile (#profile, _profile) repeats
-		// the errors reported on profiles.<name> itself, and a block's
-		// parameter (#runtime: a copy of a field the block's rules read)
-		// repeats the errors of that field.
+		// the errors reported on profiles.<name> itself, as would any
+		// definition field copying a field for a block's rules.
 		if hasDefinition(path) || indexOf(path, "_profile") >= 0 {
 			continue
 		}
@@ -177,7 +176,7 @@ func isTyping(file string) bool {
 }
 
 // hasDefinition reports whether path passes through a definition field
-// below its top level (workloads.w.#profile, profiles.p.docker.#runtime).
+// below its top level (workloads.w.#profile, profiles.p.#facts).
 func hasDefinition(path []string) bool {
 	for _, p := range path[min(1, len(path)):] {
 		if strings.HasPrefix(p, "#") {
