@@ -86,16 +86,16 @@ type cueCounts struct {
 func vetStats(t *testing.T, cue, repo string, files map[string]string) (cueCounts, int) {
 	t.Helper()
 	root := t.TempDir()
-	copyFile(t, filepath.Join(repo, "cue.mod", "module.cue"), filepath.Join(root, "cue.mod", "module.cue"))
+	testenv.CopyFile(t, filepath.Join(repo, "cue.mod", "module.cue"), filepath.Join(root, "cue.mod", "module.cue"))
 	schemaFiles, err := filepath.Glob(filepath.Join(repo, "schema", "*.cue"))
 	if err != nil || len(schemaFiles) == 0 {
 		t.Fatalf("no schema files: %v", err)
 	}
 	for _, f := range schemaFiles {
-		copyFile(t, f, filepath.Join(root, "schema", filepath.Base(f)))
+		testenv.CopyFile(t, f, filepath.Join(root, "schema", filepath.Base(f)))
 	}
 	for _, f := range []string{"wlc.cue", "profiles.cue", "settings.cue"} {
-		copyFile(t, filepath.Join(repo, "workloads", f), filepath.Join(root, "workloads", f))
+		testenv.CopyFile(t, filepath.Join(repo, "workloads", f), filepath.Join(root, "workloads", f))
 	}
 	workloads := 0
 	key := regexp.MustCompile(`(?m)^workloads: `)
@@ -163,19 +163,5 @@ func bundledWorkloads(repo string) func(t *testing.T, n int) map[string]string {
 			}
 		}
 		return out
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

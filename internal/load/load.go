@@ -318,7 +318,7 @@ func (l *loader) run(dir string) {
 	l.decodeProfiles(pkg)
 	if shards == nil {
 		l.decodeWorkloads(pkg)
-	} else if !l.evalShards(insts[0], insts[1], shards) {
+	} else if !l.evalShards(insts[0], shards) {
 		l.unsharded = true
 		return
 	}

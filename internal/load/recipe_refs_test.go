@@ -305,7 +305,7 @@ func BenchmarkLoadRecipeRefs(b *testing.B) {
 	src := filepath.Join(testenv.RepoRoot(b), "testdata", "recipe-workloads")
 	dir := b.TempDir()
 	for _, f := range []string{"cue.mod/module.cue", "workloads/wlc.cue", "workloads/profiles.cue"} {
-		copyFile(b, filepath.Join(src, f), filepath.Join(dir, f))
+		testenv.CopyFile(b, filepath.Join(src, f), filepath.Join(dir, f))
 	}
 	one, err := os.ReadFile(filepath.Join(src, "workloads", "qwen3_5_b200.cue"))
 	if err != nil {
@@ -326,17 +326,4 @@ func BenchmarkLoadRecipeRefs(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/n, "ms/workload")
-}
-
-func copyFile(b *testing.B, from, to string) {
-	data, err := os.ReadFile(from)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(to, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
 }

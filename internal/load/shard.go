@@ -243,18 +243,18 @@ type shardResult struct {
 // findings and workloads into l.res in package order. It returns false,
 // having changed nothing, when a shard fails to build (the one-package
 // load reports why).
-func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) bool {
+func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
 	shared, cacheable := l.sharedKey(p)
 	par.Do(len(p.shards), func(i int) {
 		if !cacheable {
-			results[i] = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+			results[i] = l.evalShard(pkgInst, p, p.shards[i])
 			return
 		}
 		k := l.shardKey(shared, p.shards[i])
 		r, ok := l.cachedShard(k)
 		if !ok {
-			r = l.evalShard(pkgInst, schemaInst, p, p.shards[i])
+			r = l.evalShard(pkgInst, p, p.shards[i])
 			l.storeShard(k, r)
 		}
 		results[i] = r
@@ -300,7 +300,7 @@ func (l *loader) evalShards(pkgInst, schemaInst *build.Instance, p *shardPlan) b
 // package (same import path, so hidden names and messages are the
 // package's) in a context of its own, and runs the workload part of the
 // load on it with a loader of its own.
-func (l *loader) evalShard(pkgInst, schemaInst *build.Instance, p *shardPlan, files []*ast.File) *shardResult {
+func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, files []*ast.File) *shardResult {
 	inShard := map[*ast.File]bool{}
 	for _, f := range p.shared {
 		inShard[f] = true
@@ -317,7 +317,7 @@ func (l *loader) evalShard(pkgInst, schemaInst *build.Instance, p *shardPlan, fi
 	}
 	s := *l
 	s.ctx, s.files, s.pkg = ctx, inst.Files, vals[0]
-	s.schemaInst, s.defsBuilt = schemaInst, nil
+	s.defsBuilt = nil // the main context's: built again here on first use
 	s.seen = map[string]bool{}
 	for k := range l.seen {
 		s.seen[k] = true

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/wlcdev/wlc/internal/testenv"
 )
 
 func TestCanonicalKey(t *testing.T) {
@@ -71,7 +73,7 @@ func TestDedupeNormalization(t *testing.T) {
 // in layer order.
 func TestComposeOrder(t *testing.T) {
 	dir := t.TempDir()
-	copyFile(t, filepath.Join(corpus(t), "taxonomy.yaml"), filepath.Join(dir, "taxonomy.yaml"))
+	testenv.CopyFile(t, filepath.Join(corpus(t), "taxonomy.yaml"), filepath.Join(dir, "taxonomy.yaml"))
 	os.MkdirAll(filepath.Join(dir, "strategies"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "models", "org"), 0o755)
 	os.WriteFile(filepath.Join(dir, "strategies", "single_node_tep.yaml"), []byte(`name: single_node_tep
@@ -156,27 +158,15 @@ guide: g
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // BenchmarkVet200 loads and vets 200 recipe files: the corpus's models
 // replicated under distinct org directories.
 func BenchmarkVet200(b *testing.B) {
 	src := corpus(b)
 	dir := b.TempDir()
-	copyFile2(b, filepath.Join(src, "taxonomy.yaml"), filepath.Join(dir, "taxonomy.yaml"))
+	testenv.CopyFile(b, filepath.Join(src, "taxonomy.yaml"), filepath.Join(dir, "taxonomy.yaml"))
 	strategies, _ := filepath.Glob(filepath.Join(src, "strategies", "*.yaml"))
-	os.MkdirAll(filepath.Join(dir, "strategies"), 0o755)
 	for _, f := range strategies {
-		copyFile2(b, f, filepath.Join(dir, "strategies", filepath.Base(f)))
+		testenv.CopyFile(b, f, filepath.Join(dir, "strategies", filepath.Base(f)))
 	}
 	models, _ := filepath.Glob(filepath.Join(src, "models", "*", "*.yaml"))
 	n := 0
@@ -186,8 +176,7 @@ func BenchmarkVet200(b *testing.B) {
 				break
 			}
 			org := fmt.Sprintf("%s-%d", filepath.Base(filepath.Dir(f)), i)
-			os.MkdirAll(filepath.Join(dir, "models", org), 0o755)
-			copyFile2(b, f, filepath.Join(dir, "models", org, filepath.Base(f)))
+			testenv.CopyFile(b, f, filepath.Join(dir, "models", org, filepath.Base(f)))
 			n++
 		}
 	}
@@ -208,12 +197,4 @@ func BenchmarkVet200(b *testing.B) {
 		Vet(s)
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/200, "ms/file")
-}
-
-func copyFile2(b *testing.B, from, to string) {
-	data, err := os.ReadFile(from)
-	if err != nil {
-		b.Fatal(err)
-	}
-	os.WriteFile(to, data, 0o644)
 }

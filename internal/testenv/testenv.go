@@ -56,3 +56,18 @@ func SharedDir(t testing.TB) string {
 	}
 	return dir
 }
+
+// CopyFile copies the file from to the path to, making its directory.
+func CopyFile(t testing.TB, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
