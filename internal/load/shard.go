@@ -28,11 +28,14 @@ import (
 // workloads is loaded as one package, as is a small one.
 
 // shardFiles is how many workload files a shard holds at most: small
-// enough that GOMAXPROCS shards' values stay small (1,000 bundled-size
-// workloads: 64 files a shard peaked at 410 MB, 16 at 290 MB), large
-// enough that each shard's own copy of the schema and profiles is a small
-// part of its cost (16 cost 5% more CPU than 64).
-const shardFiles = 16
+// enough that GOMAXPROCS shards' values stay small, large enough that
+// each shard's own compile of the schema and evaluation of the shared
+// files (~5 ms a shard) is a small part of its cost. Cold vet of 1,000
+// bundled-size workloads on 2 CPUs, 8 interleaved runs each (medians):
+// 16 files a shard 1.84 s wall, 3.30 s CPU, 176 MB; 32 files 1.67 s,
+// 3.08 s, 193 MB; 48 files 1.73 s, 3.15 s, 215 MB (fewer shards than
+// rounds of GOMAXPROCS leave a CPU idle at the end).
+const shardFiles = 32
 
 // shardPlan is a package's files split for a sharded load.
 type shardPlan struct {
