@@ -68,7 +68,10 @@ func decode(x reflect.Value, v cue.Value) error {
 		}
 		return v.Decode(x.Addr().Interface()) // cue's error
 	}
-	if !plain(t) || v.IsNull() || !v.IsConcrete() {
+	// Kind, not IsNull: IsNull makes an evaluation context for every
+	// value but null, and one per struct and list here showed in vet's
+	// profile (the kind of a validated value is its concrete kind).
+	if !plain(t) || v.Kind() == cue.NullKind || !v.IsConcrete() {
 		return v.Decode(x.Addr().Interface())
 	}
 	switch t.Kind() {

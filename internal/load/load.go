@@ -249,6 +249,8 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
+	resumeGC := pauseGC() // until the files are loaded: see gcpause.go
+	defer resumeGC()
 	least := 2 // a single shard only pays to be cached
 	if l.opts.Cache != nil && l.opts.VLLMFlags == nil && !l.opts.settingsOnly {
 		l.cache = &cacheState{c: l.opts.Cache}
@@ -263,6 +265,7 @@ func (l *loader) run(dir string) {
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile}
 	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), schemaArg}, cfg)
 	ahead.Stop()
+	resumeGC()
 	for _, inst := range insts {
 		if inst.Err != nil {
 			l.addCUEError(inst.Err, cue.Value{})
