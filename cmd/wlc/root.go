@@ -15,6 +15,7 @@ import (
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/hugeheap"
 	"github.com/wlcdev/wlc/internal/load"
 )
 
@@ -186,6 +187,11 @@ func Process() int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(200)
 	}
+	// The heap the evaluator grows into, on huge pages where Linux
+	// offers them (see internal/hugeheap): a fifth less CPU for a large
+	// cold vet, half for a cached export. 512 MiB of address space covers
+	// a 2,000-workload vet; a larger heap grows on past it as before.
+	_, _ = hugeheap.Advise(512 << 20)
 	// WLC_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof):
 	// where a slow vet or export spends its time, on the user's package.
 	if p := os.Getenv("WLC_CPUPROFILE"); p != "" {

@@ -1,0 +1,73 @@
+package hugeheap
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wlcdev/wlc/internal/testenv"
+)
+
+// The advised range is one the kernel marks for huge pages (VmFlags "hg"
+// in /proc/self/smaps), and the heap reuses it: the next large allocation
+// lands inside it.
+func TestAdviseMarksHeapRange(t *testing.T) {
+	t.Setenv("GODEBUG", "")
+	r, err := Advise(64 << 20)
+	if errors.Is(err, ErrSkipped) && !strings.Contains(err.Error(), "madvise") {
+		testenv.Missing(t, err.Error())
+	}
+	if err != nil {
+		t.Fatalf("Advise: %v", err)
+	}
+	flags, err := vmFlags(r.Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Errorf("the mapping holding %#x has VmFlags %q, want hg (MADV_HUGEPAGE)", r.Start, flags)
+	}
+	b := make([]byte, 16<<20)
+	if p := uintptrOf(b); p < r.Start || p+uintptr(len(b)) > r.Start+r.Len {
+		t.Errorf("a 16 MiB allocation after Advise is at %#x, outside the advised %#x+%#x: the heap did not reuse the range", p, r.Start, r.Len)
+	}
+}
+
+// GODEBUG=disablethp=1 (Go's switch for huge pages on the heap) turns
+// Advise off.
+func TestAdviseHonoursDisableTHP(t *testing.T) {
+	t.Setenv("GODEBUG", "madvdontneed=1,disablethp=1")
+	if _, err := Advise(64 << 20); !errors.Is(err, ErrSkipped) || !strings.Contains(err.Error(), "disablethp") {
+		t.Fatalf("Advise with GODEBUG=disablethp=1 = %v, want it skipped for disablethp", err)
+	}
+}
+
+// vmFlags returns the VmFlags line of the /proc/self/smaps mapping that
+// holds addr.
+func vmFlags(addr uintptr) (string, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line, " ") {
+			in = lo <= addr && addr < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmFlags:")), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("no mapping in /proc/self/smaps holds %#x", addr)
+}
