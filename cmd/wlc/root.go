@@ -181,14 +181,15 @@ func Process() int {
 	// CUE's values are a large, pointer-rich live graph that every
 	// collection re-marks: at Go's default (GOGC=100) a 1,000-workload
 	// vet spent a quarter of its CPU marking. The sharded load keeps at
-	// most GOMAXPROCS shards alive, so a heap four times the live one
+	// most GOMAXPROCS shards alive, so a heap three times the live one
 	// stays small; --max-memory still caps it (budget.Run sets the memory
-	// limit). GOGC in the environment wins. With the heap on huge pages
-	// (below), touching more of it is cheap: cold vet of 1,000, 6
-	// interleaved runs (medians), GOGC=200 1.12 s wall, 2.06 s CPU,
-	// 206 MB; 300 1.04 s, 1.94 s, 249 MB; 400 1.02 s, 1.88 s, 280 MB.
+	// limit). GOGC in the environment wins. More is not better: GOGC=300
+	// was 7% faster run after run alone, but 9% slower in wlcbench, where
+	// cue and the other runs between wlc's leave the memory a bigger
+	// heap must touch afresh (cold vet of 1,000, 5 interleaved runs:
+	// 1.39 s against 1.24 s wall, 257 MB against 207 MB).
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
+		debug.SetGCPercent(200)
 	}
 	// The heap the evaluator grows into, on huge pages where Linux
 	// offers them (see internal/hugeheap): a fifth less CPU for a large
