@@ -42,6 +42,9 @@ func skipReason(n int) string {
 		return "no transparent huge pages (" + err.Error() + ")"
 	}
 	// Heap growth that fails is fatal in Go: reserve only where it cannot.
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		return "a 32-bit address space has no room to spare"
+	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err == nil && lim.Cur != ^uint64(0) && lim.Cur < 4*uint64(n) {
 		return fmt.Sprintf("the address-space limit (ulimit -v, %d bytes) leaves no room", lim.Cur)
