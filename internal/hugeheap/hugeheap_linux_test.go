@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -22,6 +23,14 @@ func TestAdviseMarksHeapRange(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("Advise: %v", err)
+	}
+	// The reservation is freed, not left in the heap the collector paces
+	// by: a 64 MiB object still counted would put the next collection
+	// past 128 MiB, and a 512 MiB one (wlc's) past a gigabyte.
+	goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(goal)
+	if g := goal[0].Value.Uint64(); g >= uint64(r.Len) {
+		t.Errorf("after Advise the next collection is due at a %d-byte heap, more than the %d-byte reservation: the reservation still counts as live", g, r.Len)
 	}
 	flags, err := vmFlags(r.Start)
 	if err != nil {
