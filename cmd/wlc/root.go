@@ -192,9 +192,9 @@ func Process() int {
 		debug.SetGCPercent(200)
 	}
 	// The heap the evaluator grows into, on huge pages where Linux
-	// offers them (see internal/hugeheap): a fifth less CPU for a large
-	// cold vet, half for a cached export. 512 MiB of address space covers
-	// a 2,000-workload vet; a larger heap grows on past it as before.
+	// offers them (internal/hugeheap says why and what it saves). 512 MiB
+	// of address space covers a 2,000-workload vet; a larger heap grows
+	// on past it as before.
 	_, _ = hugeheap.Advise(512 << 20)
 	// WLC_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof):
 	// where a slow vet or export spends its time, on the user's package.

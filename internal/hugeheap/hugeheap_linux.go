@@ -19,8 +19,7 @@ func advise(n int) (Range, error) {
 	b := make([]byte, n)
 	r := Range{Start: uintptr(unsafe.Pointer(&b[0])), Len: uintptr(n)}
 	err := syscall.Madvise(b, syscall.MADV_HUGEPAGE)
-	runtime.KeepAlive(b)
-	b = nil
+	runtime.KeepAlive(b) // b is dead from here: the collection frees it
 	// Free the object: its pages, still advised, are the heap's next.
 	runtime.GC()
 	if err != nil {

@@ -38,4 +38,10 @@ func TestPauseGCRestoresSetting(t *testing.T) {
 	if got := percent(); got != 137 {
 		t.Fatalf("after every load resumed the percent is %d, want the 137 it was", got)
 	}
+	// The count is back to zero, not below: a later load pauses again.
+	c := pauseGC()
+	defer c()
+	if got := percent(); got != -1 {
+		t.Fatalf("a load after the others pauses the collector to %d, want -1 (a resume counted twice?)", got)
+	}
 }
