@@ -25,7 +25,7 @@ func (l *loader) pos(v cue.Value, path string) token.Pos {
 			return pos
 		}
 	}
-	p := cue.ParsePath(path)
+	p := pathOf(path)
 	if p.Err() != nil {
 		return token.NoPos
 	}
@@ -35,7 +35,7 @@ func (l *loader) pos(v cue.Value, path string) token.Pos {
 		}
 		sels := p.Selectors()
 		if len(sels) <= 1 {
-			return l.userPos(v.LookupPath(cue.ParsePath("profile")))
+			return l.userPos(v.LookupPath(pathOf("profile")))
 		}
 		p = cue.MakePath(sels[:len(sels)-1]...)
 	}
@@ -130,11 +130,11 @@ func (l *loader) checkBenchArgs(wv cue.Value, w *Workload) {
 	// Read from the value: a workload that failed validation may not decode.
 	base := "workloads." + quoteLabel(w.Name)
 	for ci := 0; ; ci++ {
-		cv := wv.LookupPath(cue.ParsePath(fmt.Sprintf("vllm_bench.configs[%d]", ci)))
+		cv := wv.LookupPath(cue.MakePath(cue.Str("vllm_bench"), cue.Str("configs"), cue.Index(ci)))
 		if !cv.Exists() {
 			return
 		}
-		it, err := cv.LookupPath(cue.ParsePath("args")).Fields()
+		it, err := cv.LookupPath(pathOf("args")).Fields()
 		for err == nil && it.Next() {
 			k := it.Selector().Unquoted()
 			opt := "--" + plan.BenchArgName(k)

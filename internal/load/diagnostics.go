@@ -161,7 +161,7 @@ func (l *loader) blamePos(pkg cue.Value, path []string) token.Pos {
 		// A workload struct's own position is the pattern in wlc.cue; its
 		// required profile field is in the user's file.
 		if n == 2 && path[0] == "workloads" {
-			if pos := l.userPos(v.LookupPath(cue.ParsePath("profile"))); pos.IsValid() {
+			if pos := l.userPos(v.LookupPath(pathOf("profile"))); pos.IsValid() {
 				return pos
 			}
 		}

@@ -43,7 +43,7 @@ func (l *loader) checkEngine(wv cue.Value, base string, w *Workload) {
 
 	// serve holds vLLM's options: any field the user wrote is for the
 	// other engine.
-	if it, err := wv.LookupPath(cue.ParsePath("serve")).Fields(); err == nil {
+	if it, err := wv.LookupPath(pathOf("serve")).Fields(); err == nil {
 		for it.Next() {
 			name := it.Selector().String()
 			if !l.userPos(it.Value()).IsValid() {

@@ -84,6 +84,21 @@ func (r *Result) Workload(name string) (Workload, bool) {
 	return Workload{}, false
 }
 
+// pathOf is cue.ParsePath(s), parsed once: ParsePath runs the CUE parser,
+// and the loader looks the same few paths up in every workload (its
+// profile, its run name's field, its configs' args), a percent of a cold
+// vet's CPU when each lookup parsed its path again.
+func pathOf(s string) cue.Path {
+	if p, ok := parsedPaths.Load(s); ok {
+		return p.(cue.Path)
+	}
+	p := cue.ParsePath(s)
+	parsedPaths.Store(s, p)
+	return p
+}
+
+var parsedPaths sync.Map // string → cue.Path
+
 // Paths of the top-level fields a workloads package defines.
 var (
 	pathWorkloads     = cue.ParsePath("workloads")
@@ -574,7 +589,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 				var sglangArgs []string
 				for p, dst := range map[string]any{"profile": &lw.Profile, "env": &lw.Env, "secrets": &lw.Secrets, "serve.extra_args": &lw.Serve.ExtraArgs,
 					"engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs, "sglang_bench": &lw.SGLangBench} {
-					if fv := wv.LookupPath(cue.ParsePath(p)); fv.Validate(cue.Concrete(true)) == nil {
+					if fv := wv.LookupPath(pathOf(p)); fv.Validate(cue.Concrete(true)) == nil {
 						_ = fv.Decode(dst)
 					}
 				}
@@ -592,7 +607,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 		}
 		lw := Workload{Workload: j.w}
 		j.rd.apply(&lw)
-		pos := l.userPos(wv.LookupPath(cue.ParsePath("profile")))
+		pos := l.userPos(wv.LookupPath(pathOf("profile")))
 		if pos.IsValid() {
 			// Relative to the module root, not the working directory:
 			// generated files name it, and must not depend on where wlc ran.

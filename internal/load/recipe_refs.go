@@ -86,7 +86,7 @@ func (l *loader) recipeSet() (*recipes.Set, error) {
 // recipe (or one too malformed to read: validation reports it), and false
 // when the workload cannot be derived (the reason is reported).
 func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
-	rv := wv.LookupPath(cue.ParsePath("recipe"))
+	rv := wv.LookupPath(pathOf("recipe"))
 	if !rv.Exists() {
 		return nil, true
 	}
@@ -111,7 +111,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	if err != nil {
 		return nil, errf("recipe", "workload %s derives from the recipe %s, but %v", name, ref.Model, err)
 	}
-	profile, _ := wv.LookupPath(cue.ParsePath("profile")).String()
+	profile, _ := wv.LookupPath(pathOf("profile")).String()
 	prof, known := l.res.Profiles[profile]
 	if !known {
 		// Without the profile nothing can be derived; the rest of the
@@ -128,7 +128,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 		return nil, errf("recipe", "profile %s runs on %s, which no hardware id of the recipes taxonomy maps to (recipe_hardware in schema/recipe/recipe.cue); this workload cannot derive from a recipe", prof.Name, prof.Hardware)
 	}
 	nodes := 1
-	if n, err := wv.LookupPath(cue.ParsePath("nodes")).Int64(); err == nil {
+	if n, err := wv.LookupPath(pathOf("nodes")).Int64(); err == nil {
 		nodes = int(n)
 	}
 	cmd := recipes.Compose(set, recipes.Request{
@@ -224,7 +224,7 @@ func (l *loader) finishDerivation(wv cue.Value, d *recipeDerivation, prof schema
 	ok := true
 	for _, path := range slices.Sorted(maps.Keys(d.values)) {
 		dv := d.values[path]
-		uv := wv.LookupPath(cue.ParsePath(path))
+		uv := wv.LookupPath(pathOf(path))
 		if !l.userPos(uv).IsValid() || uv.Err() != nil {
 			continue
 		}
@@ -282,7 +282,7 @@ func (l *loader) fillDerived(ds []*recipeDerivation) {
 // recipe; the same value repeats it.
 func (l *loader) checkRecipeExtraArgs(wv cue.Value, d *recipeDerivation) bool {
 	var own []string
-	if err := wv.LookupPath(cue.ParsePath("serve.extra_args")).Decode(&own); err != nil {
+	if err := wv.LookupPath(pathOf("serve.extra_args")).Decode(&own); err != nil {
 		return true
 	}
 	byKey := map[string]recipes.Arg{}
@@ -466,7 +466,7 @@ func (d *recipeDerivation) blameDerived(l *loader, before int) {
 	if d == nil {
 		return
 	}
-	pos := l.userPos(d.wv.LookupPath(cue.ParsePath("recipe")))
+	pos := l.userPos(d.wv.LookupPath(pathOf("recipe")))
 	for i := before; i < len(l.res.Diags); i++ {
 		dg := &l.res.Diags[i]
 		for path, dv := range d.values {
@@ -474,7 +474,7 @@ func (d *recipeDerivation) blameDerived(l *loader, before int) {
 			if dg.Path != full && !strings.HasPrefix(dg.Path, full+".") {
 				continue
 			}
-			if l.userPos(d.wv.LookupPath(cue.ParsePath(path))).IsValid() {
+			if l.userPos(d.wv.LookupPath(pathOf(path))).IsValid() {
 				continue
 			}
 			dg.Message += fmt.Sprintf("; derived from %s gives %s from %s at %s)", d.at, dv.text, dv.source, dv.pos)
