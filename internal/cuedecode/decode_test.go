@@ -38,6 +38,23 @@ type Inner struct {
 	OptP *Inner  `json:"optp,omitempty"`
 }
 
+// numbers holds each edge case in an interface of its own: a map falls
+// back to cue.Value.Decode whole when one of its numbers does.
+type numbers struct {
+	Div     any `json:"div"`
+	Exp     any `json:"exp"`
+	Tiny    any `json:"tiny"`
+	TinyF   any `json:"tinyf"`
+	Huge    any `json:"huge"`
+	Pi      any `json:"pi"`
+	NegZero any `json:"negzero"`
+	Zero    any `json:"zero"`
+	MinInt  any `json:"minint"`
+	MaxInt  any `json:"maxint"`
+	Neg     any `json:"neg"`
+	L       any `json:"l"`
+}
+
 type Embedded struct {
 	E string `json:"e"`
 }
@@ -63,11 +80,15 @@ type outer struct {
 	Map       map[string]any `json:"map"`
 	Any       any            `json:"any"`
 	Strs      map[string]string
-	Upper     upper        `json:"upper"`
-	Emb       withEmbedded `json:"emb"`
-	Bytes     []byte       `json:"bytes"`
-	Missing   string       `json:"missing"`
-	OptScalar int          `json:"opt_scalar"`
+	Nums      numbers        `json:"nums"`
+	NullAny   any            `json:"null_any"`
+	EmptyMap  map[string]any `json:"empty_map"`
+	Float     float64        `json:"float"`
+	Upper     upper          `json:"upper"`
+	Emb       withEmbedded   `json:"emb"`
+	Bytes     []byte         `json:"bytes"`
+	Missing   string         `json:"missing"`
+	OptScalar int            `json:"opt_scalar"`
 }
 
 const src = `
@@ -87,6 +108,13 @@ ptrs: [{n: 1}]
 map: {a: 1, b: 2.5, c: [1, "x", null], d: {e: true}, big: 12345678901234567890}
 any: [{x: 1}]
 Strs: {"k v": "1"}
+// Numbers at the edges of what int64 and float64 hold, as CUE writes
+// them in JSON: a float computed from ints ("5.0"), exponents, an
+// underflow, math.MinInt64 (which Value.Int64 refuses).
+nums: {div: 10 / 2, exp: 1e3, tiny: 1e-400, tinyf: 1.5e-400, huge: 1e400, pi: 3.14159265358979323846264338327950288, negzero: -0.0, zero: 0.0, minint: -9223372036854775808, maxint: 9223372036854775807, neg: -7, l: [0.5, 2, [], {}]}
+null_any: null
+empty_map: {}
+float: 10 / 4
 upper: "shout"
 emb: {e: "embedded", x: 4}
 bytes: 'abc'
@@ -107,14 +135,27 @@ func TestDecodeMatchesCUE(t *testing.T) {
 	if err := cuedecode.Decode(v, &got); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(outer{}), cmp.Comparer(func(a, b *big.Int) bool { return a.Cmp(b) == 0 })); d != "" {
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(outer{}), cmp.Comparer(func(a, b *big.Int) bool { return a.Cmp(b) == 0 }),
+		cmp.Comparer(func(a, b *big.Float) bool { return a.Cmp(b) == 0 })); d != "" {
 		t.Errorf("Decode differs from cue.Value.Decode (-cue +cuedecode):\n%s", d)
 	}
 	// The cases above must reach what they test.
 	if got.Ptr == nil || got.Ptr.OptP == nil || got.Ptr.OptP.N != 2 || got.Ptr.N != 7 || got.Default != 5 ||
 		got.Empty == nil || got.NullPtr != nil || got.Upper != "SHOUT" || got.Dash != "dash" || got.Skipped != "" ||
-		got.Emb.E != "embedded" || string(got.Bytes) != "abc" || got.Map["big"] == nil {
+		got.Emb.E != "embedded" || string(got.Bytes) != "abc" || got.Map["big"] == nil ||
+		got.Nums.Div != 5.0 || got.Nums.Tiny == nil || got.EmptyMap == nil || got.Float != 2.5 {
 		t.Errorf("decoded %+v", got)
+	}
+}
+
+// TestDecodeMapErrors: a value a map of strings cannot hold fails as it
+// fails cue.Value.Decode, with its error.
+func TestDecodeMapErrors(t *testing.T) {
+	v := cuecontext.New().CompileString(`{a: "x", b: 1}`)
+	var want, got map[string]string
+	errWant, errGot := v.Decode(&want), cuedecode.Decode(v, &got)
+	if errWant == nil || errGot == nil || errWant.Error() != errGot.Error() {
+		t.Errorf("cue.Value.Decode: %v; cuedecode: %v", errWant, errGot)
 	}
 }
 
