@@ -121,10 +121,13 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	if err != nil {
 		return commandError{"wlc export", err}
 	}
-	var ws []load.Workload
+	byName := make(map[string]load.Workload, len(r.Workloads))
+	for _, w := range r.Workloads {
+		byName[w.Name] = w
+	}
+	ws := make([]load.Workload, 0, len(names))
 	for _, n := range names {
-		w, _ := r.Workload(n)
-		ws = append(ws, w)
+		ws = append(ws, byName[n])
 	}
 	plans, err := e.resolve(r, ws)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/par"
 	"github.com/wlcdev/wlc/internal/plan"
 )
 
@@ -13,13 +14,15 @@ import (
 // overrides read from the environment.
 func (e *env) resolve(r *load.Result, ws []load.Workload) ([]plan.Workload, error) {
 	ov := plan.OverridesFromEnv(e.getenv)
-	out := make([]plan.Workload, 0, len(ws))
-	for _, w := range ws {
-		p, err := r.Resolve(w, ov)
+	// Each plan is its workload's alone (the catalog is read, never
+	// written): resolved on every CPU, the first failure in order.
+	out := make([]plan.Workload, len(ws))
+	errs := make([]error, len(ws))
+	par.Do(len(ws), func(i int) { out[i], errs[i] = r.Resolve(ws[i], ov) })
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, p)
 	}
 	return out, nil
 }
