@@ -31,8 +31,11 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"iter"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -318,28 +321,27 @@ func fromJSON(j any) (any, bool) {
 		}
 		return f, err == nil
 	case map[string]any:
-		for k, e := range j {
-			e, ok := fromJSON(e)
-			if !ok {
-				return nil, false
-			}
-			j[k] = e
-		}
-		return j, true
+		return j, fromJSONAll(maps.All(j), func(k string, e any) { j[k] = e })
 	case []any:
 		if j == nil {
 			j = []any{}
 		}
-		for i, e := range j {
-			e, ok := fromJSON(e)
-			if !ok {
-				return nil, false
-			}
-			j[i] = e
-		}
-		return j, true
+		return j, fromJSONAll(slices.All(j), func(i int, e any) { j[i] = e })
 	}
 	return j, true
+}
+
+// fromJSONAll puts fromJSON of every element of a map or list back with
+// set, reporting false at the first it refuses.
+func fromJSONAll[K comparable](elems iter.Seq2[K, any], set func(K, any)) bool {
+	for k, e := range elems {
+		e, ok := fromJSON(e)
+		if !ok {
+			return false
+		}
+		set(k, e)
+	}
+	return true
 }
 
 // digits reports whether s is a nonempty run of ASCII digits.
