@@ -89,10 +89,11 @@ func decode(x reflect.Value, v cue.Value) error {
 	// Kind, not IsNull: IsNull makes an evaluation context for every
 	// value but null, and one per struct and list here showed in vet's
 	// profile (the kind of a validated value is its concrete kind).
-	if jsonShaped(t) && v.Kind() != cue.NullKind && v.IsConcrete() && decodeJSON(x, v) {
+	nullOrOpen := v.Kind() == cue.NullKind || !v.IsConcrete()
+	if jsonShaped(t) && !nullOrOpen && decodeJSON(x, v) {
 		return nil
 	}
-	if !plain(t) || v.Kind() == cue.NullKind || !v.IsConcrete() {
+	if !plain(t) || nullOrOpen {
 		return v.Decode(x.Addr().Interface())
 	}
 	switch t.Kind() {
@@ -247,9 +248,9 @@ func jsonShaped(t reflect.Type) bool {
 // cue.Value.Decode would: a map is made when x has none and gets every
 // entry of v, an interface holds map[string]any, []any (never nil),
 // string, bool, int64, float64 or nil. It reports false, having set
-// nothing or part of a map, when v has no JSON or holds something that
-// takes cue.Value.Decode's own handling (a number past int64 or float64,
-// a non-string entry of a map of strings): the caller decodes v with it.
+// nothing, when v has no JSON or holds something that takes
+// cue.Value.Decode's own handling (a number past int64 or float64, a
+// non-string entry of a map of strings): the caller decodes v with it.
 func decodeJSON(x reflect.Value, v cue.Value) bool {
 	b, err := v.MarshalJSON()
 	if err != nil {
