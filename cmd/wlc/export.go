@@ -121,13 +121,10 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	if err != nil {
 		return commandError{"wlc export", err}
 	}
-	byName := make(map[string]load.Workload, len(r.Workloads))
-	for _, w := range r.Workloads {
-		byName[w.Name] = w
-	}
 	ws := make([]load.Workload, 0, len(names))
 	for _, n := range names {
-		ws = append(ws, byName[n])
+		w, _ := r.Workload(n)
+		ws = append(ws, w)
 	}
 	plans, err := e.resolve(r, ws)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ type Workload struct {
 // Result is everything one load produced. Diags holds every finding; when
 // it has errors, Workloads holds only the workloads that decoded cleanly.
 type Result struct {
-	ModuleRoot    string
+	ModuleRoot string
+	// Workloads are the clean workloads, sorted by name.
 	Workloads     []Workload
 	Profiles      map[string]schema.Profile
 	Hardware      map[string]schema.Hardware
@@ -74,14 +76,14 @@ type rowShapes struct {
 	err    error
 }
 
-// Workload returns the workload called name.
+// Workload returns the workload called name (a binary search: Load
+// leaves Workloads sorted by name, see finishWorkloads).
 func (r *Result) Workload(name string) (Workload, bool) {
-	for _, w := range r.Workloads {
-		if w.Name == name {
-			return w, true
-		}
+	i, ok := slices.BinarySearchFunc(r.Workloads, name, func(w Workload, name string) int { return strings.Compare(w.Name, name) })
+	if !ok {
+		return Workload{}, false
 	}
-	return Workload{}, false
+	return r.Workloads[i], true
 }
 
 // pathOf is cue.ParsePath(s), parsed once: ParsePath runs the CUE parser,
