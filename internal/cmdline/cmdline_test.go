@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"reflect"
+	"regexp"
 	"testing"
 )
 
@@ -92,4 +93,32 @@ func TestParse(t *testing.T) {
 	if len(bad.Errs) != 3 {
 		t.Errorf("errs %v, want 3", bad.Errs)
 	}
+}
+
+// argparseNegative is argparse's _negative_number_matcher, the oracle
+// negativeNumber is written from.
+var argparseNegative = regexp.MustCompile(`^-\d+$|^-\d*\.\d+$`)
+
+var negativeNumberSeeds = []string{
+	"", "-", "--", "-1", "-12", "-1.5", "-.5", "-1.", "-.", "-1.2.3", "-1e3", "-x",
+	"--1", "1", "-1 ", "- 1", "-١", "-0.0", "-00", "--tp", "-tp", "-1a", "-a1", "-..5",
+}
+
+func TestNegativeNumber(t *testing.T) {
+	for _, s := range negativeNumberSeeds {
+		if got, want := negativeNumber(s), argparseNegative.MatchString(s); got != want {
+			t.Errorf("negativeNumber(%q) = %v, argparse's matcher says %v", s, got, want)
+		}
+	}
+}
+
+func FuzzNegativeNumber(f *testing.F) {
+	for _, s := range negativeNumberSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := negativeNumber(s), argparseNegative.MatchString(s); got != want {
+			t.Errorf("negativeNumber(%q) = %v, argparse's matcher says %v", s, got, want)
+		}
+	})
 }

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,4 +73,71 @@ func TestCredentials(t *testing.T) {
 	if !RunnerOwned("WLC_RESULTS_PY") || !RunnerOwned("wlc_host") || RunnerOwned("MY_WLC") {
 		t.Error("RunnerOwned")
 	}
+}
+
+func TestLiteralStarts(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		want []string
+	}{
+		{`\bhf_[A-Za-z0-9]{30,}`, []string{"hf_"}},
+		{`\bgh[pousr]_x`, []string{"gho_x", "ghp_x", "ghr_x", "ghs_x", "ghu_x"}},
+		{`\b(AKIA|ASIA)[0-9A-Z]{16}\b`, []string{"AKIA", "ASIA"}},
+		{`^(ab|c)d`, []string{"abd", "cd"}},
+		{`\bsk-(proj-|ant-)?x`, []string{"sk-"}},
+		{`(ab|c+)d`, nil}, // a branch that repeats: no start all matches share
+		{`(?i)hf_x`, nil}, // case-folded
+		{`a+b`, nil},      // starts with a repetition
+		{`[a-z]x`, nil},   // a class too large to list
+		{`x|`, nil},       // may match the empty string
+		{`\b[ab][cd][ef][gh]`, []string{"ace", "acf", "ade", "adf", "bce", "bcf", "bde", "bdf"}}, // 16 starts are too many: the first 8
+	} {
+		got := literalStarts(c.expr)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("literalStarts(%q) = %q, want %q", c.expr, got, c.want)
+		}
+	}
+	for _, c := range credentialShapes {
+		if c.starts == nil {
+			t.Errorf("credential shape %s has no literal start: every value of every workload runs its regexp", c.re)
+		}
+	}
+}
+
+// FuzzCredentialValue: the literal starts only skip regexps that cannot
+// match, and every start a pattern gets holds for all of its matches.
+func FuzzCredentialValue(f *testing.F) {
+	for _, s := range []string{"hf_abcdefghijklmnopqrstuvwxyz0123456789", "x=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "AKIAABCDEFGHIJKLMNOP", "--key=sk-proj-abcdefghijklmnopqrstuvwx", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "xoxb-0123456789ab", "bkua_abcdefghijklmnopqrstuvwxyz0123456789", "-----BEGIN RSA PRIVATE KEY-----", "Qwen/Qwen3-8B", "abd", "cd", "ccd"} {
+		f.Add(s)
+	}
+	patterns := []string{`^(ab|c)d`, `\bx(y|z)w`, `(ab|c+)d`, `\b[ab][cd][ef][gh]`}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := ""
+		for _, c := range credentialShapes {
+			if c.re.MatchString(s) {
+				want = c.what
+				break
+			}
+		}
+		if got := CredentialValue(s); got != want {
+			t.Errorf("CredentialValue(%q) = %q, its regexps say %q", s, got, want)
+		}
+		for _, p := range append(patterns, credentialPatterns()...) {
+			starts := literalStarts(p)
+			if starts == nil || !regexp.MustCompile(p).MatchString(s) {
+				continue
+			}
+			if !slices.ContainsFunc(starts, func(x string) bool { return strings.Contains(s, x) }) {
+				t.Errorf("%q matches %s but holds none of its starts %q", s, p, starts)
+			}
+		}
+	})
+}
+
+func credentialPatterns() []string {
+	var out []string
+	for _, c := range credentialShapes {
+		out = append(out, c.re.String())
+	}
+	return out
 }
