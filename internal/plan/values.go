@@ -243,13 +243,9 @@ func expandStarts(re *syntax.Regexp) (starts []string, whole bool) {
 		if len(out) > most {
 			return nil, false
 		}
-		if !whole {
-			// A partial branch and a whole one cannot be extended
-			// alike: keep what all of them start with, the empty
-			// string at worst.
-			return []string{""}, false
-		}
-		return out, true
+		// Each branch's starts begin its matches; when one branch's are
+		// only prefixes, what follows cannot extend any of them.
+		return out, whole
 	case syntax.OpConcat:
 		out := []string{""}
 		for _, sub := range re.Sub {

@@ -85,11 +85,12 @@ func TestLiteralStarts(t *testing.T) {
 		{`\b(AKIA|ASIA)[0-9A-Z]{16}\b`, []string{"AKIA", "ASIA"}},
 		{`^(ab|c)d`, []string{"abd", "cd"}},
 		{`\bsk-(proj-|ant-)?x`, []string{"sk-"}},
-		{`(ab|c+)d`, nil}, // a branch that repeats: no start all matches share
-		{`(?i)hf_x`, nil}, // case-folded
-		{`a+b`, nil},      // starts with a repetition
-		{`[a-z]x`, nil},   // a class too large to list
-		{`x|`, nil},       // may match the empty string
+		{`(ab|c+)d`, nil},                  // a branch that repeats: no start all matches share
+		{`(ab+|cd)x`, []string{"a", "cd"}}, // a branch known only in part: its prefix, not extended
+		{`(?i)hf_x`, nil},                  // case-folded
+		{`a+b`, nil},                       // starts with a repetition
+		{`[a-z]x`, nil},                    // a class too large to list
+		{`x|`, nil},                        // may match the empty string
 		{`\b[ab][cd][ef][gh]`, []string{"ace", "acf", "ade", "adf", "bce", "bcf", "bde", "bdf"}}, // 16 starts are too many: the first 8
 	} {
 		got := literalStarts(c.expr)
@@ -110,7 +111,7 @@ func FuzzCredentialValue(f *testing.F) {
 	for _, s := range []string{"hf_abcdefghijklmnopqrstuvwxyz0123456789", "x=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "AKIAABCDEFGHIJKLMNOP", "--key=sk-proj-abcdefghijklmnopqrstuvwx", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "xoxb-0123456789ab", "bkua_abcdefghijklmnopqrstuvwxyz0123456789", "-----BEGIN RSA PRIVATE KEY-----", "Qwen/Qwen3-8B", "abd", "cd", "ccd"} {
 		f.Add(s)
 	}
-	patterns := []string{`^(ab|c)d`, `\bx(y|z)w`, `(ab|c+)d`, `\b[ab][cd][ef][gh]`}
+	patterns := []string{`^(ab|c)d`, `\bx(y|z)w`, `(ab|c+)d`, `(ab+|cd)x`, `\b[ab][cd][ef][gh]`}
 	f.Fuzz(func(t *testing.T, s string) {
 		want := ""
 		for _, c := range credentialShapes {
