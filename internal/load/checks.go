@@ -2,6 +2,8 @@ package load
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -81,7 +83,9 @@ func (l *loader) checkProfile(pv cue.Value, p schema.Profile) {
 // secrets, extra_args against typed flags). They also run on a workload
 // that failed validation, decoded as far as it goes, so a broken workload
 // shows these errors together with the schema's.
-func (l *loader) checkFields(wv cue.Value, w *Workload) {
+// decoded says w is the whole workload, decoded from wv (it passed
+// validation); otherwise w holds only the fields that decoded alone.
+func (l *loader) checkFields(wv cue.Value, w *Workload, decoded bool) {
 	base := "workloads." + quoteLabel(w.Name)
 	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
 	prof, known := l.res.Profiles[w.Profile]
@@ -117,7 +121,7 @@ func (l *loader) checkFields(wv cue.Value, w *Workload) {
 	}
 	l.checkValues(wv, base, &w.Workload, secrets)
 	l.checkArgvValues(wv, base, w)
-	l.checkBenchArgs(wv, w)
+	l.checkBenchArgs(wv, w, decoded)
 	l.checkEngine(wv, base, w)
 	l.checkSGLangBenchArgs(wv, base, w)
 }
@@ -126,9 +130,36 @@ func (l *loader) checkFields(wv cue.Value, w *Workload) {
 // wlc sets itself: an alias, an abbreviation (num-prom), or a key with a
 // value in it (max-concurrency=64). The exact names are the schema's rule
 // (bench_owned.cue), reported on the same field.
-func (l *loader) checkBenchArgs(wv cue.Value, w *Workload) {
-	// Read from the value: a workload that failed validation may not decode.
+func (l *loader) checkBenchArgs(wv cue.Value, w *Workload, decoded bool) {
 	base := "workloads." + quoteLabel(w.Name)
+	check := func(ci int, k string) {
+		opt := "--" + plan.BenchArgName(k)
+		m, ok := cmdline.VLLMBench.Resolve(opt)
+		if !ok || m.Flag == nil || cmdline.VLLMBench.Lookup(opt) != nil {
+			return
+		}
+		field := fmt.Sprintf("vllm_bench.configs[%d].args.%s", ci, quoteLabel(k))
+		if m.Flag.Field != "" {
+			l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by wlc from %s; set that instead and remove %s from args", k, m.Canonical(), m.Flag.Field, k)
+		} else {
+			l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by %s; remove it from args", k, m.Canonical(), m.Flag.Owner)
+		}
+	}
+	if decoded {
+		// The decoded keys: no CUE lookups (an evaluation context each)
+		// for the many workloads whose args are fine. Findings are sorted
+		// by position when printed; the keys are sorted here so the
+		// order of reporting does not depend on the map's.
+		if w.VLLMBench != nil {
+			for ci, c := range w.VLLMBench.Configs {
+				for _, k := range slices.Sorted(maps.Keys(c.Args)) {
+					check(ci, k)
+				}
+			}
+		}
+		return
+	}
+	// Read from the value: a workload that failed validation may not decode.
 	for ci := 0; ; ci++ {
 		cv := wv.LookupPath(cue.MakePath(cue.Str("vllm_bench"), cue.Str("configs"), cue.Index(ci)))
 		if !cv.Exists() {
@@ -136,18 +167,7 @@ func (l *loader) checkBenchArgs(wv cue.Value, w *Workload) {
 		}
 		it, err := cv.LookupPath(pathOf("args")).Fields()
 		for err == nil && it.Next() {
-			k := it.Selector().Unquoted()
-			opt := "--" + plan.BenchArgName(k)
-			m, ok := cmdline.VLLMBench.Resolve(opt)
-			if !ok || m.Flag == nil || cmdline.VLLMBench.Lookup(opt) != nil {
-				continue
-			}
-			field := fmt.Sprintf("vllm_bench.configs[%d].args.%s", ci, quoteLabel(k))
-			if m.Flag.Field != "" {
-				l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by wlc from %s; set that instead and remove %s from args", k, m.Canonical(), m.Flag.Field, k)
-			} else {
-				l.report(diag.Error, base, wv, field, "bench arg %s (%s to vLLM) is set by %s; remove it from args", k, m.Canonical(), m.Flag.Owner)
-			}
+			check(ci, it.Selector().Unquoted())
 		}
 	}
 }
@@ -164,7 +184,7 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	}
 
 	prof, known := l.res.Profiles[w.Profile]
-	l.checkFields(wv, w)
+	l.checkFields(wv, w, true)
 
 	if known {
 		l.vetWorkload(wv, base, w, prof)

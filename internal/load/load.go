@@ -599,7 +599,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 					lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
 				}
 				j.rd.apply(&lw)
-				l.checkFields(wv, &lw)
+				l.checkFields(wv, &lw, false)
 			}
 			continue
 		}
