@@ -120,7 +120,8 @@ func Script(w plan.Workload, rt Runtime) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := []string{Header(w, rt), pre, "\n", Library(w), Extras(w)}
+	parts := append([]string{Header(w, rt), pre, "\n"}, libraryParts(w)...)
+	parts = append(parts, Extras(w))
 	if l := EngineLibrary(w); l != "" {
 		parts = append(parts, "\n", l)
 	}
@@ -370,18 +371,16 @@ func jsonString(s string) (string, error) {
 // (tools.sh as WLC_TOOLS_SH, with w's tools in WLC_TOOLS), the SPEED-Bench
 // preparation (speed_bench.py as WLC_SPEED_BENCH_PY) and the BFCL driver
 // (bfcl.py as WLC_BFCL_PY).
-func Library(w plan.Workload) string {
-	var b strings.Builder
-	b.Grow(len(lib) + len(resultsPy) + len(toolsSh) + len(speedBenchPy) + len(bfclPy) + 1024)
-	b.WriteString(lib)
-	embed := func(name, what, text string) {
-		for _, s := range []string{"\n# ", what, "\n", name, "=$(\n  cat <<'WLC_EOF'\n", text, "WLC_EOF\n)\n"} {
-			b.WriteString(s)
-		}
-	}
-	embed("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
+func Library(w plan.Workload) string { return strings.Join(libraryParts(w), "") }
+
+// libraryParts are Library's texts in order: the embedded tools are built
+// once, shared by every script (a script is mostly them, and building
+// them again for each of an export's workloads showed in its profile).
+func libraryParts(w plan.Workload) []string {
+	parts := []string{libWithResults}
 	if len(w.Tools) > 0 {
-		embed("WLC_TOOLS_SH", "The client tools check, run where the clients run (backends/runner/tools.sh).", toolsSh)
+		var b strings.Builder
+		b.WriteString(toolsEmbed)
 		b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
 		for _, t := range w.Tools {
 			mode := "install"
@@ -396,15 +395,29 @@ func Library(w plan.Workload) string {
 			b.WriteString("  " + strings.Join(words, " ") + "\n")
 		}
 		b.WriteString(")\n")
+		parts = append(parts, b.String())
 	}
 	if len(w.Datasets) > 0 {
-		embed("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)
+		parts = append(parts, speedBenchEmbed)
 	}
 	if len(w.BFCL) > 0 {
-		embed("WLC_BFCL_PY", "The BFCL driver, run where the clients run (backends/runner/bfcl.py).", bfclPy)
+		parts = append(parts, bfclEmbed)
 	}
-	return b.String()
+	return parts
 }
+
+// embedTool is the shell that sets variable name to text, a tool's source
+// the script runs, under a comment saying what it is.
+func embedTool(name, what, text string) string {
+	return "\n# " + what + "\n" + name + "=$(\n  cat <<'WLC_EOF'\n" + text + "WLC_EOF\n)\n"
+}
+
+var (
+	libWithResults  = lib + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
+	toolsEmbed      = embedTool("WLC_TOOLS_SH", "The client tools check, run where the clients run (backends/runner/tools.sh).", toolsSh)
+	speedBenchEmbed = embedTool("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)
+	bfclEmbed       = embedTool("WLC_BFCL_PY", "The BFCL driver, run where the clients run (backends/runner/bfcl.py).", bfclPy)
+)
 
 // Ingest is the dashboards' part of the script: the endpoints, the row
 // shapes every row is checked against, and the ingest tool (ingest.py as
