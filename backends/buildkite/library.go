@@ -60,11 +60,7 @@ func chunks(data []byte) [][]byte {
 			break
 		}
 		end += i + 1
-		// FNV-1a, inline: hash/fnv's allocation per line showed in profiles.
-		h := uint32(2166136261)
-		for _, c := range data[i:end] {
-			h = (h ^ uint32(c)) * 16777619
-		}
+		h := lineHash(data[i:end])
 		i = end
 		if h&chunkMask == 0 && end-start >= minChunk {
 			out = append(out, data[start:end])
@@ -75,6 +71,20 @@ func chunks(data []byte) [][]byte {
 		out = append(out, data[start:])
 	}
 	return out
+}
+
+// lineHash agrees with the line's 32-bit FNV-1a hash in its low four
+// bits, all that chunkMask reads. A product's low bits depend only on its
+// factors' low bits (and an XOR's on its operands'), so FNV's prime
+// 16777619 can be replaced by 3, its value mod 16: a multiply by 3 is one
+// LEA, where the prime's IMUL made chunks, which hashes every byte of
+// every script, 1.4 times slower (TestLineHash compares it with hash/fnv).
+func lineHash(line []byte) uint32 {
+	h := uint32(2166136261) // FNV's offset basis
+	for _, c := range line {
+		h = (h ^ uint32(c)) * 3
+	}
+	return h
 }
 
 // file is one file a step writes before it runs: its path and exact bytes.

@@ -2,10 +2,42 @@ package buildkite
 
 import (
 	"bytes"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/plan"
 )
+
+// TestLineHash: lineHash and FNV-1a agree where chunks reads them, on
+// every line of the runner scripts' library and on random bytes.
+func TestLineHash(t *testing.T) {
+	check := func(line []byte) {
+		f := fnv.New32a()
+		f.Write(line)
+		if got, want := lineHash(line)&chunkMask, f.Sum32()&chunkMask; got != want {
+			t.Fatalf("lineHash(%q)&chunkMask = %d, FNV-1a's %d", line, got, want)
+		}
+	}
+	lines := 0
+	for _, l := range strings.SplitAfter(runner.Library(plan.Workload{Tools: []plan.Tool{{Name: "lm_eval"}}, Datasets: []plan.Dataset{{}}, BFCL: []plan.BFCLRun{{}}}), "\n") {
+		check([]byte(l))
+		lines++
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, r.IntN(200))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		check(b)
+	}
+	if lines < 800 { // lib.sh and every embedded tool: 868 today
+		t.Fatalf("only %d script lines checked", lines)
+	}
+}
 
 // TestChunks: chunks join back to the input, and a text cuts the same way
 // after any prefix once a cut line has passed (what lets steps share it).
