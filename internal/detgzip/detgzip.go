@@ -58,7 +58,7 @@ func DictPrefix(dictLen int) []byte {
 // back-references into dict, then the trailer: CRC-32 and length of dict
 // followed by data. dict longer than MaxDict panics.
 func CompressAfter(dict, data []byte) []byte {
-	return NewDict(dict).CompressAfter(data)
+	return NewDict(dict).compress(data, false)
 }
 
 // Dict is a dictionary indexed once for many CompressAfter calls.
@@ -92,7 +92,12 @@ func (d *Dict) Clone() *Dict {
 }
 
 // CompressAfter is the package's CompressAfter with d's dictionary.
-func (d *Dict) CompressAfter(data []byte) []byte {
+func (d *Dict) CompressAfter(data []byte) []byte { return d.compress(data, true) }
+
+// compress is CompressAfter; with reuse false d is used once, so its
+// chains are not restored (for a library of 192 KiB the log that restores
+// them was 3 MiB).
+func (d *Dict) compress(data []byte, reuse bool) []byte {
 	w := &bitWriter{out: make([]byte, 0, len(data)/2+64)}
 	w.bits(1, 1) // BFINAL
 	w.bits(1, 2) // BTYPE 01: fixed Huffman codes
@@ -100,9 +105,13 @@ func (d *Dict) CompressAfter(data []byte) []byte {
 	// The chains are d's, changed in place and restored after: cheaper
 	// than copying 256 KiB of them per call. (So a Dict is not safe for
 	// concurrent use.)
-	d.undo = d.undo[:0]
-	lz77(d.buf, len(d.data), d.head, d.prev, &d.undo, w)
-	for k := len(d.undo) - 4; k >= 0; k -= 4 {
+	var undo *[]int32
+	if reuse {
+		d.undo = d.undo[:0]
+		undo = &d.undo
+	}
+	lz77(d.buf, len(d.data), d.head, d.prev, undo, w)
+	for k := len(d.undo) - 4; reuse && k >= 0; k -= 4 {
 		d.prev[d.undo[k]] = d.undo[k+1]
 		d.head[d.undo[k+2]] = d.undo[k+3]
 	}
