@@ -13,3 +13,7 @@ func (r *Result) Shards() int { return r.shards }
 // CacheCounts is how many shards the load read from Options.Cache and how
 // many it evaluated and offered to it.
 func (r *Result) CacheCounts() (hits, misses int) { return r.cacheHits, r.cacheMisses }
+
+// PrunedShards is how many shards were evaluated with only the profiles
+// their workloads name.
+func (r *Result) PrunedShards() int { return r.prunedShards }

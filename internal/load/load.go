@@ -67,6 +67,9 @@ type Result struct {
 	// cacheHits and cacheMisses count the shards read from and evaluated
 	// for Options.Cache.
 	cacheHits, cacheMisses int
+	// prunedShards counts the shards evaluated with only the profiles
+	// their workloads name (shard_profiles.go).
+	prunedShards int
 }
 
 type rowShapes struct {

@@ -41,6 +41,9 @@ const shardFiles = 32
 type shardPlan struct {
 	shared []*ast.File   // in every shard: everything but workload files
 	shards [][]*ast.File // runs of workload files, in package order
+	// profiles says which profiles a shard may leave out (nil: none; see
+	// shard_profiles.go).
+	profiles *profilePlan
 }
 
 // planShards splits files (in package order) into shards of at most size
@@ -93,6 +96,7 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	if len(p.shards) < least {
 		return nil
 	}
+	p.profiles = planProfiles(p.shared, wfiles)
 	return p
 }
 
@@ -232,6 +236,7 @@ func refersToWorkloads(f *ast.File) bool {
 // workloads and their run-name positions (no CUE values, so the shard's
 // memory goes once it is done).
 type shardResult struct {
+	pruned   bool // evaluated with only its workloads' profiles
 	res      *Result
 	base     int // res.Diags[:base] were the package's before the shard
 	runNames map[string]position
@@ -273,6 +278,9 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 		l.seen = map[string]bool{}
 	}
 	for _, r := range results {
+		if r.pruned {
+			l.res.prunedShards++
+		}
 		if r.cached {
 			l.res.cacheHits++
 		} else if cacheable {
@@ -313,8 +321,27 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, files []*ast.F
 	}
 	inst := *pkgInst
 	inst.Files = slices.DeleteFunc(slices.Clone(pkgInst.Files), func(f *ast.File) bool { return !inShard[f] })
+	written := inst.Files
+	pruned := false
+	if keep := p.profiles.keep(files); keep != nil {
+		repl := pruneProfiles(p.shared, keep)
+		inst.Files = slices.Clone(written)
+		for i, f := range inst.Files {
+			if r, ok := repl[f]; ok {
+				inst.Files[i], pruned = r, true
+			}
+		}
+	}
 	ctx := cuecontext.New()
 	vals, err := ctx.BuildInstances([]*build.Instance{&inst})
+	if err != nil && pruned {
+		// Whatever made the pruned files fail, the shard as written
+		// decides (in a new instance: a build records its errors in it).
+		inst = *pkgInst
+		inst.Files, pruned = written, false
+		ctx = cuecontext.New()
+		vals, err = ctx.BuildInstances([]*build.Instance{&inst})
+	}
 	if err != nil {
 		return &shardResult{failed: true}
 	}
@@ -330,7 +357,7 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, files []*ast.F
 	r.Diags = slices.Clone(l.res.Diags)
 	r.Workloads = nil
 	s.res = &r
-	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}}
+	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}, pruned: pruned}
 	s.evalWorkloads(s.pkg, out.runNames)
 	out.usedRecipes = s.recipes != nil || s.recipesErr != nil
 	return out

@@ -74,6 +74,13 @@ func loadOutput(t *testing.T, root string, o load.Options) (*load.Result, string
 // workload files and requires the same findings, workloads and artifacts,
 // byte for byte. wantShards says whether the package must shard.
 func requireSameLoad(t *testing.T, root string, o load.Options, size int, wantShards bool) string {
+	out, _ := requireSameLoadResult(t, root, o, size, wantShards)
+	return out
+}
+
+// requireSameLoadResult is requireSameLoad, also returning the sharded
+// load's result.
+func requireSameLoadResult(t *testing.T, root string, o load.Options, size int, wantShards bool) (string, *load.Result) {
 	t.Helper()
 	one, want := loadOutput(t, root, load.WithShardFiles(o, -1))
 	if one.Shards() != 0 {
@@ -89,7 +96,7 @@ func requireSameLoad(t *testing.T, root string, o load.Options, size int, wantSh
 	if got != want {
 		t.Errorf("the sharded load differs from the one-package load:\n%s", lineDiff(want, got))
 	}
-	return want
+	return want, sharded
 }
 
 // lineDiff lists the lines only one side has.
@@ -120,9 +127,13 @@ func lineDiff(want, got string) string {
 func TestShardedLoadBundled(t *testing.T) {
 	repo := testenv.RepoRoot(t)
 	for _, size := range []int{1, 3} {
-		out := requireSameLoad(t, repo, load.Options{}, size, true)
+		out, r := requireSameLoadResult(t, repo, load.Options{}, size, true)
 		if strings.Contains(out, "error") && strings.Contains(out, ": error: ") {
 			t.Errorf("the bundled workloads have errors:\n%s", out)
+		}
+		// Each shard names fewer profiles than the package declares.
+		if r.PrunedShards() != r.Shards() {
+			t.Errorf("shards of %d files: %d of %d evaluated with only their workloads' profiles, want all", size, r.PrunedShards(), r.Shards())
 		}
 	}
 	requireSameLoad(t, filepath.Join(repo, "testdata", "recipe-workloads"), load.Options{RecipesDir: recipesDir(t)}, 1, true)
@@ -216,7 +227,12 @@ workload: f_top: {}
 // two files of the duplicate workload share one).
 func TestShardedLoadBroken(t *testing.T) {
 	root := writePkg(t, brokenFiles)
-	out := requireSameLoad(t, root, load.Options{}, 1, true)
+	out, r := requireSameLoadResult(t, root, load.Options{}, 1, true)
+	// Every shard but d.cue's (an unknown profile, whose message lists
+	// every profile) leaves profiles out.
+	if r.PrunedShards() != r.Shards()-1 {
+		t.Errorf("%d of %d shards evaluated with only their workloads' profiles, want all but one", r.PrunedShards(), r.Shards())
+	}
 	for _, want := range []string{
 		"workloads/a.cue:11:9: error: workloads.a_typo.serve.tensor_parallel_sise",
 		"workloads/b.cue:5:17: error: workloads.dup.gpus_per_node: conflicting values 4 and 8",
