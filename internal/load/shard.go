@@ -200,15 +200,32 @@ func declaresWorkloads(f *ast.File) bool {
 // every workload file, so no shard would see what the package sees.
 func refersToWorkloads(f *ast.File) bool {
 	found := false
+	valueIdents(f, nil, func(id *ast.Ident) bool {
+		found = id.Name == "workloads"
+		return !found
+	})
+	return found
+}
+
+// valueIdents calls ident for every identifier of f that is a reference
+// (not a label, a selector's field name, the package's name or an
+// import), and field, if set, for every field before its label and value
+// are walked; it stops once either returns false.
+func valueIdents(f *ast.File, field func(*ast.Field) bool, ident func(*ast.Ident) bool) {
+	stop := false
 	var visit func(n ast.Node) bool
 	visit = func(n ast.Node) bool {
-		if found {
+		if stop {
 			return false
 		}
 		switch x := n.(type) {
 		case *ast.Package, *ast.ImportDecl:
 			return false // the package's own name is not a reference
 		case *ast.Field:
+			if field != nil && !field(x) {
+				stop = true
+				return false
+			}
 			switch lab := x.Label.(type) {
 			case *ast.Ident, *ast.BasicLit:
 			case *ast.Alias:
@@ -222,14 +239,11 @@ func refersToWorkloads(f *ast.File) bool {
 			ast.Walk(x.X, visit, nil) // x.Sel is a label
 			return false
 		case *ast.Ident:
-			if x.Name == "workloads" {
-				found = true
-			}
+			stop = !ident(x)
 		}
 		return true
 	}
 	ast.Walk(f, visit, nil)
-	return found
 }
 
 // shardResult is what one shard's evaluation leaves: findings, clean

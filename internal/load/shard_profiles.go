@@ -175,39 +175,14 @@ func profileRefsSafe(f *ast.File, declared map[string]bool, isShared bool) bool 
 		return true
 	}, nil)
 	safe := true
-	var visit func(n ast.Node) bool
-	visit = func(n ast.Node) bool {
-		if !safe {
-			return false
-		}
-		switch x := n.(type) {
-		case *ast.Package, *ast.ImportDecl:
-			return false
-		case *ast.Field:
-			if name, _, err := ast.LabelName(x.Label); err == nil && name == "profile" && isShared {
-				safe = false // a helper may set a workload's profile
-				return false
-			}
-			switch lab := x.Label.(type) {
-			case *ast.Ident, *ast.BasicLit:
-			case *ast.Alias:
-				ast.Walk(lab.Expr, visit, nil)
-			default:
-				ast.Walk(lab, visit, nil) // dynamic labels and patterns are expressions
-			}
-			ast.Walk(x.Value, visit, nil)
-			return false
-		case *ast.SelectorExpr:
-			ast.Walk(x.X, visit, nil) // x.Sel is a label
-			return false
-		case *ast.Ident:
-			if (x.Name == "profiles" || x.Name == "_profileNames" || declared[x.Name]) && !allowed[x] {
-				safe = false
-			}
-		}
-		return true
-	}
-	ast.Walk(f, visit, nil)
+	valueIdents(f, func(fd *ast.Field) bool {
+		name, _, err := ast.LabelName(fd.Label)
+		safe = !(isShared && err == nil && name == "profile") // a helper may set a workload's profile
+		return safe
+	}, func(id *ast.Ident) bool {
+		safe = !((id.Name == "profiles" || id.Name == "_profileNames" || declared[id.Name]) && !allowed[id])
+		return safe
+	})
 	return safe
 }
 
