@@ -74,16 +74,18 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	}
 	// A workload defined in several files is one value: its files stay in
 	// one shard (with every file between them, keeping package order).
+	// Those runs are the units shards are made of.
 	last := map[string]int{}
 	for i, ws := range names {
 		for _, w := range ws {
 			last[w] = i
 		}
 	}
-	start, end := 0, 0 // the current shard is wfiles[start:i]; it must reach end
+	var units [][]*ast.File
+	start, end := 0, 0 // the current unit is wfiles[start:i]; it must reach end
 	for i, ws := range names {
-		if i > start && i > end && i-start >= size {
-			p.shards = append(p.shards, wfiles[start:i])
+		if i > start && i > end {
+			units = append(units, wfiles[start:i])
 			start = i
 		}
 		for _, w := range ws {
@@ -91,12 +93,33 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 		}
 	}
 	if start < len(wfiles) {
-		p.shards = append(p.shards, wfiles[start:])
+		units = append(units, wfiles[start:])
+	}
+	// Units whose workloads name the same profiles go together, so that
+	// a shard evaluates few profiles (shard_profiles.go); otherwise, and
+	// within a group, package order.
+	p.profiles = planProfiles(p.shared, wfiles)
+	if p.profiles != nil {
+		keys := make(map[*ast.File]string, len(units))
+		for _, u := range units {
+			keys[u[0]] = p.profiles.key(u)
+		}
+		slices.SortStableFunc(units, func(a, b []*ast.File) int { return strings.Compare(keys[a[0]], keys[b[0]]) })
+	}
+	var cur []*ast.File
+	for _, u := range units {
+		cur = append(cur, u...)
+		if len(cur) >= size {
+			p.shards = append(p.shards, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		p.shards = append(p.shards, cur)
 	}
 	if len(p.shards) < least {
 		return nil
 	}
-	p.profiles = planProfiles(p.shared, wfiles)
 	return p
 }
 

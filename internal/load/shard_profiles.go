@@ -1,7 +1,9 @@
 package load
 
 import (
+	"maps"
 	"slices"
+	"strings"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
@@ -60,6 +62,16 @@ func planProfiles(shared, workloadFiles []*ast.File) *profilePlan {
 		p.named[f] = workloadProfiles(f)
 	}
 	return p
+}
+
+// key groups files by the profiles their workloads name: the names
+// sorted and joined, or "~" (after them) when keep finds none.
+func (p *profilePlan) key(files []*ast.File) string {
+	keep := p.keep(files)
+	if keep == nil {
+		return "~"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(keep)), "\x00")
 }
 
 // keep is the set of profiles the workloads of files name, or nil when

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -134,5 +135,63 @@ workloads: a: {profile: "H200", description: "\(len(_profileNames))"}`}},
 				t.Errorf("the original profiles file lost profiles: %v", slices.Sorted(maps.Keys(orig)))
 			}
 		})
+	}
+}
+
+// TestPlanShardsGroupsProfiles: shards are made of files whose workloads
+// name the same profiles (package order within a group, files of one
+// workload together), so each shard evaluates few profiles; where the
+// profiles cannot be read, package order.
+func TestPlanShardsGroupsProfiles(t *testing.T) {
+	const shared = `package workloads
+
+profiles: [Name=string]: {name: Name}
+workloads: [Name=string]: W={#profile: profiles[W.profile].#facts, #profileNames: _profileNames}
+_profileNames: [for name, _ in profiles {name}]
+profiles: {
+	H200: {}
+	B200: {}
+	MI300X: {}
+}
+`
+	parse := func(name, src string) *ast.File {
+		f, err := parser.ParseFile(name, src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	w := func(name, body string) *ast.File {
+		return parse(name+".cue", "package workloads\n\nworkloads: "+body+"\n")
+	}
+	plan := func(files ...*ast.File) [][]string {
+		p := planShards(append([]*ast.File{parse("wlc.cue", shared)}, files...), 2, 1)
+		var out [][]string
+		for _, s := range p.shards {
+			var names []string
+			for _, f := range s {
+				names = append(names, strings.TrimSuffix(f.Filename, ".cue"))
+			}
+			out = append(out, names)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		files []*ast.File
+		want  string
+	}{
+		{"by profile", []*ast.File{w("a", `a: profile: "H200"`), w("b", `b: profile: "B200"`), w("c", `c: profile: "H200"`), w("d", `d: profile: "B200"`), w("e", `e: profile: "MI300X"`)},
+			"[[b d] [a c] [e]]"},
+		{"a workload in two files", []*ast.File{w("a", `a: profile: "H200"`), w("b", `b: profile: "B200"`), w("c", `b: model: "m"`), w("d", `d: profile: "H200"`)},
+			"[[b c] [a d]]"},
+		{"unknown profiles last", []*ast.File{w("a", `a: profile: _p`), w("b", `b: profile: "B200"`), w("c", `c: profile: "B200"`)},
+			"[[b c] [a]]"},
+		{"profiles read otherwise: package order", []*ast.File{w("a", `a: {profile: "H200", queue: profiles.B200.queue}`), w("b", `b: profile: "B200"`), w("c", `c: profile: "H200"`)},
+			"[[a b] [c]]"},
+	} {
+		if got := fmt.Sprint(plan(c.files...)); got != c.want {
+			t.Errorf("%s: shards %s, want %s", c.name, got, c.want)
+		}
 	}
 }
