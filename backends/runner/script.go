@@ -398,7 +398,6 @@ func libraryParts(w plan.Workload) []string {
 	parts := []string{libWithResults}
 	if len(w.Tools) > 0 {
 		var b strings.Builder
-		b.WriteString(toolsEmbed)
 		b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
 		for _, t := range w.Tools {
 			mode := "install"
@@ -413,7 +412,7 @@ func libraryParts(w plan.Workload) []string {
 			b.WriteString("  " + strings.Join(words, " ") + "\n")
 		}
 		b.WriteString(")\n")
-		parts = append(parts, b.String())
+		parts = append(parts, toolsEmbed, b.String())
 	}
 	if len(w.Datasets) > 0 {
 		parts = append(parts, speedBenchEmbed)

@@ -105,15 +105,15 @@ func (d *Dict) compress(data []byte, reuse bool) []byte {
 	// The chains are d's, changed in place and restored after: cheaper
 	// than copying 256 KiB of them per call. (So a Dict is not safe for
 	// concurrent use.)
-	var undo *[]int32
-	if reuse {
+	if !reuse {
+		lz77(d.buf, len(d.data), d.head, d.prev, nil, w)
+	} else {
 		d.undo = d.undo[:0]
-		undo = &d.undo
-	}
-	lz77(d.buf, len(d.data), d.head, d.prev, undo, w)
-	for k := len(d.undo) - 4; reuse && k >= 0; k -= 4 {
-		d.prev[d.undo[k]] = d.undo[k+1]
-		d.head[d.undo[k+2]] = d.undo[k+3]
+		lz77(d.buf, len(d.data), d.head, d.prev, &d.undo, w)
+		for k := len(d.undo) - 4; k >= 0; k -= 4 {
+			d.prev[d.undo[k]] = d.undo[k+1]
+			d.head[d.undo[k+2]] = d.undo[k+3]
+		}
 	}
 	w.code(fixedLit(256)) // end of block
 	w.flush()

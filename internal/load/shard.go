@@ -65,7 +65,11 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 		switch {
 		case ok:
 			wfiles = append(wfiles, f)
-			names = append(names, ws)
+			var ns []string
+			for _, w := range ws {
+				ns = append(ns, workloadName(w))
+			}
+			names = append(names, ns)
 		case declaresWorkloads(f):
 			return nil // workloads beside other declarations: in every shard
 		default:
@@ -124,10 +128,9 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 }
 
 // workloadFile reports whether f declares nothing but workloads, each
-// under a plain label (`workloads: name: {...}`), and lists their names.
-func workloadFile(f *ast.File) ([]string, bool) {
-	var names []string
-	found := false
+// under a plain label (`workloads: name: {...}`), and lists their fields.
+func workloadFile(f *ast.File) ([]*ast.Field, bool) {
+	var ws []*ast.Field
 	for _, d := range f.Decls {
 		switch x := d.(type) {
 		case *ast.Package, *ast.ImportDecl, *ast.CommentGroup, *ast.Attribute:
@@ -145,12 +148,10 @@ func workloadFile(f *ast.File) ([]string, bool) {
 				case *ast.CommentGroup, *ast.Attribute:
 					continue
 				case *ast.Field:
-					name, ok := plainLabel(w)
-					if !ok {
+					if _, ok := plainLabel(w); !ok {
 						return nil, false
 					}
-					names = append(names, name)
-					found = true
+					ws = append(ws, w)
 				default: // a comprehension, embedding or let: not one entry
 					return nil, false
 				}
@@ -159,7 +160,13 @@ func workloadFile(f *ast.File) ([]string, bool) {
 			return nil, false
 		}
 	}
-	return names, found
+	return ws, len(ws) > 0
+}
+
+// workloadName is a workload field's name (workloadFile checked its label).
+func workloadName(w *ast.Field) string {
+	name, _ := plainLabel(w)
+	return name
 }
 
 // plainLabel is a field's name when it is a regular field with a

@@ -34,7 +34,8 @@ import (
 type profilePlan struct {
 	declared map[string]bool // the profiles the shared files declare
 	// named maps a workload file to the profile literals each of its
-	// workloads writes ("" for a profile field that is not a literal).
+	// workloads writes, every workload listed ("" for a profile field
+	// that is not a literal).
 	named map[*ast.File]map[string][]string
 }
 
@@ -82,9 +83,8 @@ func (p *profilePlan) keep(files []*ast.File) map[string]bool {
 	}
 	per := map[string][]string{}
 	for _, f := range files {
-		ws, _ := workloadFile(f)
-		for _, w := range ws {
-			per[w] = append(per[w], p.named[f][w]...)
+		for w, lits := range p.named[f] {
+			per[w] = append(per[w], lits...)
 		}
 	}
 	keep := map[string]bool{}
@@ -203,55 +203,49 @@ func profileRefsSafe(f *ast.File, declared map[string]bool, isShared bool) bool 
 // through `&` ("" for one that is not a string literal).
 func workloadProfiles(f *ast.File) map[string][]string {
 	out := map[string][]string{}
-	var lits func(name string, e ast.Expr)
-	lits = func(name string, e ast.Expr) {
+	var lits func(e ast.Expr) []string
+	lits = func(e ast.Expr) []string {
 		switch x := e.(type) {
 		case *ast.BinaryExpr:
 			if x.Op == token.AND {
-				lits(name, x.X)
-				lits(name, x.Y)
+				return append(lits(x.X), lits(x.Y)...)
 			}
 		case *ast.StructLit:
+			var out []string
 			for _, el := range x.Elts {
-				fd, ok := el.(*ast.Field)
-				if !ok {
-					continue
-				}
-				if label, _, err := ast.LabelName(fd.Label); err != nil || label != "profile" {
-					continue
-				}
-				s := ""
-				if _, ok := plainLabel(fd); ok {
-					if b, ok := fd.Value.(*ast.BasicLit); ok && b.Kind == token.STRING {
-						if u, err := literal.Unquote(b.Value); err == nil {
-							s = u
-						}
+				if fd, ok := el.(*ast.Field); ok {
+					if label, _, err := ast.LabelName(fd.Label); err == nil && label == "profile" {
+						out = append(out, profileLiteral(fd))
 					}
 				}
-				out[name] = append(out[name], s)
 			}
+			return out
 		}
+		return nil
 	}
-	for _, d := range f.Decls {
-		x, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
-		st, ok := x.Value.(*ast.StructLit)
-		if !ok {
-			continue
-		}
-		for _, e := range st.Elts {
-			w, ok := e.(*ast.Field)
-			if !ok {
-				continue
-			}
-			if name, ok := plainLabel(w); ok {
-				lits(name, w.Value)
-			}
-		}
+	ws, _ := workloadFile(f)
+	for _, w := range ws {
+		name := workloadName(w)
+		out[name] = append(out[name], lits(w.Value)...)
 	}
 	return out
+}
+
+// profileLiteral is the profile a `profile` field names as a plain string
+// literal, else "".
+func profileLiteral(fd *ast.Field) string {
+	if _, ok := plainLabel(fd); !ok {
+		return ""
+	}
+	b, ok := fd.Value.(*ast.BasicLit)
+	if !ok || b.Kind != token.STRING {
+		return ""
+	}
+	u, err := literal.Unquote(b.Value)
+	if err != nil {
+		return ""
+	}
+	return u
 }
 
 // pruneProfiles returns shared with only the profiles in keep declared:
