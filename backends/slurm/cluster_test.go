@@ -105,19 +105,8 @@ func (r *run) records_(t *testing.T, program, mode string) []stub.Record {
 
 func (r *run) noLeftovers(t *testing.T, bin string) {
 	t.Helper()
-	// The job is over when Wait returns; give slurmstepd's last SIGKILLs
-	// a moment before calling a process a leftover.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := slurmtest.LeftoverProcesses(t, regexp.QuoteMeta(bin)+`|`+regexp.QuoteMeta(r.submit))
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("job %s (%s) left processes behind:\n%s", r.id, r.name, strings.Join(left, "\n"))
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if left := slurmtest.Survivors(t, regexp.QuoteMeta(bin)+`|`+regexp.QuoteMeta(r.submit)); len(left) > 0 {
+		t.Errorf("job %s (%s) left processes behind %v after it ended:\n%s", r.id, r.name, slurmtest.KillGrace, strings.Join(left, "\n"))
 	}
 }
 

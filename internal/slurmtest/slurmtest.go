@@ -374,6 +374,27 @@ func (c *Cluster) cancelAndWait(jobID string, timeout time.Duration) error {
 	}
 }
 
+// KillGrace bounds how long a job's processes may outlive the job's end:
+// slurmstepd sends SIGTERM, waits KillWait (2 s in slurm.conf.in) and then
+// SIGKILLs, while the controller already reports the job ended. The margin
+// covers a loaded 2-core CI machine.
+const KillGrace = 10 * time.Second
+
+// Survivors is LeftoverProcesses once the job's processes have had
+// KillGrace to die: it returns as soon as none match, else what still runs
+// when the grace is over.
+func Survivors(t testing.TB, pattern string) []string {
+	t.Helper()
+	deadline := time.Now().Add(KillGrace)
+	for {
+		left := LeftoverProcesses(t, pattern)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // LeftoverProcesses lists live processes ("PID: command line") whose command
 // line matches the regular expression pattern, leaving out this test process
 // and its ancestors (whose command lines may hold the pattern too). Give job

@@ -238,8 +238,8 @@ func TestCancelLeavesNoProcesses(t *testing.T) {
 	if state, _ := c.Wait(t, id, jobTimeout); state != "CANCELLED" {
 		t.Errorf("job ended %s, want CANCELLED", state)
 	}
-	if left := LeftoverProcesses(t, regexp.QuoteMeta(marker)); len(left) > 0 {
-		t.Errorf("processes of cancelled job %s survive:\n%s", id, strings.Join(left, "\n"))
+	if left := Survivors(t, regexp.QuoteMeta(marker)); len(left) > 0 {
+		t.Errorf("processes of cancelled job %s survive %v:\n%s", id, KillGrace, strings.Join(left, "\n"))
 	}
 }
 
@@ -336,7 +336,7 @@ func TestStopScriptLeavesNoDaemons(t *testing.T) {
 			t.Errorf("%s (pid %d) survived stop.sh", name, pid)
 		}
 	}
-	if left := LeftoverProcesses(t, regexp.QuoteMeta(marker)); len(left) > 0 {
+	if left := Survivors(t, regexp.QuoteMeta(marker)); len(left) > 0 {
 		t.Errorf("job processes left after stop.sh:\n%s", strings.Join(left, "\n"))
 	}
 	// Every slurmd/slurmstepd of this cluster holds a socket under dir.
