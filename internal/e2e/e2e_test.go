@@ -494,7 +494,8 @@ func (j *job) noLeftovers(t *testing.T) {
 	t.Helper()
 	j.NoProcessLeft(t)
 	markers := [][]byte{[]byte("BUILDKITE_JOB_ID=" + j.id + "\x00"), []byte("WLC_STUB_LOG=" + j.StubLog + "\x00")}
-	deadline := time.Now().Add(5 * time.Second)
+	// A Slurm job's processes may outlive its end by slurmstepd's KillWait.
+	deadline := time.Now().Add(slurmtest.KillGrace)
 	for {
 		left := processesWith(markers)
 		if len(left) == 0 {

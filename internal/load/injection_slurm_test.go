@@ -226,7 +226,7 @@ func runSlurm(t *testing.T, c *slurmtest.Cluster, bin string, jobs chan struct{}
 	out.add("sbatch", "job", fields, nil)
 
 	// The job is over; slurmstepd's last SIGKILLs may still be on the way.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(slurmtest.KillGrace)
 	for _, r := range rs {
 		for runnertest.Alive(r.PID) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
