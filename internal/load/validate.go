@@ -93,9 +93,15 @@ func (l *loader) missingRequired(v, pkg cue.Value) {
 		if (name == "model" || name == "precision") && l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str("recipe"))).IsValid() {
 			continue // derived from the recipe
 		}
-		if !l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str(name))).IsValid() {
-			l.addCUEError(cueerrors.Newf(token.NoPos, "required field missing: %s", name), pkg, v.Path())
+		if l.labelPos(append(append([]cue.Selector(nil), path...), cue.Str(name))).IsValid() {
+			continue
 		}
+		// Not under the workload's own label, yet given: unified in from
+		// a helper (workloads: x: _base & {...}).
+		if f := v.LookupPath(cue.MakePath(cue.Str(name))); f.Exists() && f.IsConcrete() {
+			continue
+		}
+		l.addCUEError(cueerrors.Newf(token.NoPos, "required field missing: %s", name), pkg, v.Path())
 	}
 }
 
