@@ -407,6 +407,30 @@ var constraintCases = []constraintCase{
 		},
 	},
 	{
+		// A mistyped count is refused at its field; each repetition is a
+		// planned result file, and this many exhausted the memory budget.
+		name: "vllm_bench/repetitions-bound",
+		ok: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8, repetitions: 99}]
+`,
+		bad: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8, repetitions: 33333333333}]
+	vllm_bench: sweep: {shapes: [{input_len: 8, output_len: 8}], concurrency: [4], prompts_per_concurrency: 2, repetitions: 101}
+`,
+		want: []string{
+			"workloads/w.cue:9:114: error: workloads.w.vllm_bench.configs[0].repetitions: invalid value 33333333333 (out of bound <=99)",
+			"workloads/w.cue:10:122: error: workloads.w.vllm_bench.sweep.repetitions: invalid value 101 (out of bound <=99)",
+		},
+	},
+	{
 		name: "vllm_bench/num_prompts-list-needs-sweep",
 		ok: `	profile:       "H200"
 	gpus_per_node: 8
@@ -901,6 +925,23 @@ profiles: H200: {docker: {}}
 `,
 		want: []string{
 			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: must be an integer, not the string \"8\"",
+		},
+	},
+	{
+		// null is a value and a type: the user's null is what is wrong.
+		name: "type/null",
+		ok:   okBase,
+		bad: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	description:   null
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	lm_eval: tasks: null
+`,
+		want: []string{
+			"workloads/w.cue:7:17: error: workloads.w.description: must be a string, not null",
+			"workloads/w.cue:10:18: error: workloads.w.lm_eval.tasks: must be a list, not null",
 		},
 	},
 	{

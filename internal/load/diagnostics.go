@@ -359,10 +359,13 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 			continue
 		}
 		got, gotKind, want := "", "", ""
+		// null is a type and its one value, so a null operand may be the
+		// user's: the source decides.
+		bareType := func(s string) bool { return s != "null" && kindNames[s] != "" }
 		switch {
-		case kindNames[m[2]] != "":
+		case bareType(m[2]):
 			got, gotKind, want = m[1], m[3], m[4]
-		case kindNames[m[1]] != "":
+		case bareType(m[1]):
 			got, gotKind, want = m[2], m[4], m[3]
 		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[1]):
 			got, gotKind, want = m[1], m[3], m[4]
@@ -372,6 +375,10 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 			continue
 		}
 		if kindNames[want] == "" {
+			continue
+		}
+		if gotKind == "null" {
+			out[i].Message = fmt.Sprintf("must be %s, not null", kindNames[want])
 			continue
 		}
 		out[i].Message = fmt.Sprintf("must be %s, not the %s %s", kindNames[want], gotKind, got)
