@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -275,6 +276,38 @@ func isIdent(s string) bool {
 // mean nothing to a workload author.
 func cleanMessage(m string) string {
 	return strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
+}
+
+// dropEngineCascade keeps a refused engine's error alone. The blocks an
+// engine runs (sglang, vllm_bench, …) are typed by #OnEngine[engine]; with
+// no valid engine CUE reports each such block as an undefined field of
+// #OnEngine, named by the refused value, and every field written in it as
+// not allowed: consequences of the engine, which is the one thing to fix.
+func dropEngineCascade(in diag.List) diag.List {
+	badEngine := map[string]bool{} // workload paths
+	for _, d := range in {
+		if w, ok := strings.CutSuffix(d.Path, ".engine"); ok && d.Severity == diag.Error {
+			badEngine[w] = true
+		}
+	}
+	if len(badEngine) == 0 {
+		return in
+	}
+	var blocks []string
+	for _, d := range in {
+		if i := strings.LastIndex(d.Path, "."); i > 0 && strings.HasPrefix(d.Message, "undefined field: ") && badEngine[d.Path[:i]] {
+			blocks = append(blocks, d.Path)
+		}
+	}
+	var out diag.List
+	for _, d := range in {
+		if !slices.ContainsFunc(blocks, func(b string) bool {
+			return d.Path == b || strings.HasPrefix(d.Path, b+".") || strings.HasPrefix(d.Path, b+"[")
+		}) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // collapseDisjunctions keeps one line per wrongly typed value: CUE reports

@@ -164,7 +164,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		l = &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
 		l.run(dir)
 	}
-	r.Diags = plainMismatches(collapseDisjunctions(r.Diags), cwd).Sorted()
+	r.Diags = plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags)), cwd).Sorted()
 	return r
 }
 
