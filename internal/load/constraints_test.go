@@ -611,6 +611,25 @@ var constraintCases = []constraintCase{
 		},
 	},
 	{
+		// wlc passes model and base_url itself; a workload's would be
+		// dropped (and lm_eval takes model over pretrained).
+		name: "lm_eval/model_args-owned",
+		ok: okBase,
+		bad: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	lm_eval: model_args: base_url: "http://other:8000/v1"
+	lm_eval: tasks: [{name: "gsm8k", model_args: {model: "org/other", pretrained: "org/other", max_gen_toks: 64}}]
+`,
+		want: []string{
+			"workloads/w.cue:9:33: error: workloads.w.lm_eval.model_args.base_url: model_args base_url is set by wlc to the address of the server the job starts; remove it",
+			"workloads/w.cue:10:55: error: workloads.w.lm_eval.tasks[0].model_args.model: model_args model is set by wlc to the served model (the workload's model); remove it",
+			"workloads/w.cue:10:80: error: workloads.w.lm_eval.tasks[0].model_args.pretrained: model_args pretrained is set by wlc to the served model (lm_eval takes model, which wlc sets, over pretrained); remove it",
+		},
+	},
+	{
 		name: "bfcl/categories-empty",
 		ok: `	profile:       "H200"
 	gpus_per_node: 8

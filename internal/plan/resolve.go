@@ -456,8 +456,8 @@ func lmEvalRuns(w schema.Workload) []LMEvalRun {
 		// lm-eval parses them (Python literals for True/False/None).
 		kv := []string{"model=" + w.Model, "base_url=" + BaseURL + "/v1/completions"}
 		for _, k := range slices.Sorted(maps.Keys(merged)) {
-			if k == "model" || k == "base_url" {
-				continue
+			if _, owned := OwnedModelArgs[k]; owned {
+				continue // refused by vet; never rendered twice
 			}
 			kv = append(kv, k+"="+pyLiteral(merged[k]))
 		}

@@ -290,6 +290,14 @@ var (
 		"--hf-token": "HF_TOKEN",
 		"--api-key":  "VLLM_API_KEY",
 	}
+	// OwnedModelArgs are the model_args keys wlc sets itself, with what
+	// they hold: one a workload gave would be dropped (lm_eval takes model
+	// over pretrained).
+	OwnedModelArgs = map[string]string{
+		"model":      "the served model (the workload's model)",
+		"pretrained": "the served model (lm_eval takes model, which wlc sets, over pretrained)",
+		"base_url":   "the address of the server the job starts",
+	}
 	CredentialModelArgs = map[string]string{
 		"api_key":    "OPENAI_API_KEY",
 		"token":      "HF_TOKEN",
