@@ -78,7 +78,7 @@ func (c *conv) vllm(w *workload, top map[string]field) {
 	}
 	tp, dp, pp := orOne(s.ints["tensor_parallel_size"]), orOne(s.ints["data_parallel_size"]), orOne(s.ints["pipeline_parallel_size"])
 	_, job := top["custom_script"]
-	if _, pd := top["serving"]; !pd && !job && w.gpus > 0 && tp*dp*pp != w.gpus {
+	if _, pd := top["serving"]; !pd && !job && !w.gpusRefused && w.gpus > 0 && tp*dp*pp != w.gpus {
 		var at *yaml.Node
 		if w.gpusAt != nil {
 			at = w.gpusAt.val

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,6 +115,27 @@ func TestEnvValuesBecomeStrings(t *testing.T) {
 	for _, want := range []string{`A: "1"`, `B: "True"`, `C: "x y"`} {
 		if !strings.Contains(src, want) {
 			t.Errorf("missing %q in:\n%s", want, src)
+		}
+	}
+}
+
+func TestSyntaxErrorHasPosition(t *testing.T) {
+	// yaml.v3 gives a line (here the mapping the stray line breaks), not
+	// a column: the column is where that line's text starts.
+	r := PerfEval("w.yaml", []byte("gpu: H200\n  vllm:\n    model: m\n    serve_args: \"x\"\n      --tp 8\n"))
+	if want := "w.yaml:2:3: error: not YAML: "; !r.Refused() || !strings.HasPrefix(findings(r), want) {
+		t.Errorf("findings:\n%s\nwant a line starting %q", findings(r), want)
+	}
+}
+
+func TestRefusedGPUCountIsOneError(t *testing.T) {
+	// num_gpus: 0 is refused; the reservation check must not go on with
+	// the default of 1 and warn, positionless, that 8 GPUs do not fit.
+	for _, key := range []string{"num_gpus", "num_nodes", "gpus_per_node"} {
+		r := PerfEval("w.yaml", []byte("gpu: H200\n"+key+": 0\nvllm:\n  model: m/x-FP8\n  serve_args: -tp 8\nlm_eval:\n  tasks:\n    - name: gsm8k\n"))
+		want := "w.yaml:2:" + strconv.Itoa(len(key)+3) + ": error: " + key + ": " + key + " must be ≥ 1\n"
+		if got := findings(r); got != want {
+			t.Errorf("%s: 0: findings:\n%s\nwant:\n%s", key, got, want)
 		}
 	}
 }

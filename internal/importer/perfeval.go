@@ -163,7 +163,8 @@ var unsupportedVLLM = map[string]string{
 func (c *conv) run(data []byte) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		c.errorf(nil, "", "not YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+		line, col, msg := yamlErrorAt(err, data)
+		c.diags.Errorf(c.file, line, col, "", "not YAML: %s", msg)
 		return
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -288,8 +289,11 @@ type workload struct {
 	// blocks are the eval blocks in the original's order.
 	blocks []string
 	// gpus is nodes × gpus_per_node; gpusAt the YAML node that set it.
-	gpus   int
-	gpusAt *field
+	// gpusRefused: a count was refused, so gpus is a default, not the
+	// user's, and checks against it would only repeat that error.
+	gpus        int
+	gpusAt      *field
+	gpusRefused bool
 	// profile is the gpu: value; lets are file-level CUE lets.
 	profile string
 	lets    []string
@@ -353,6 +357,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 			nodes, nodesF = n, &f
 		} else if ok {
 			c.errorf(f.val, "num_nodes", "num_nodes must be ≥ 1")
+			w.gpusRefused = true
 		}
 	}
 	if f, ok := top["num_gpus"]; ok {
@@ -360,6 +365,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 			numGPUs, numF = n, &f
 		} else if ok {
 			c.errorf(f.val, "num_gpus", "num_gpus must be ≥ 1")
+			w.gpusRefused = true
 		}
 	}
 	if f, ok := top["gpus_per_node"]; ok {
@@ -367,6 +373,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 			gpn, gpnF = n, &f
 		} else if ok {
 			c.errorf(f.val, "gpus_per_node", "gpus_per_node must be ≥ 1")
+			w.gpusRefused = true
 		}
 	}
 	switch {
@@ -513,4 +520,26 @@ func (c *conv) value(n *yaml.Node, path string) string {
 	}
 	c.errorf(n, path, "unsupported YAML value")
 	return "_"
+}
+
+// yamlErrorAt places a YAML syntax error: yaml.v3 says "yaml: line N: msg"
+// and no column, so the column is where line N's text starts (the parser
+// stopped on that line).
+func yamlErrorAt(err error, data []byte) (line, col int, msg string) {
+	msg = strings.TrimPrefix(err.Error(), "yaml: ")
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return 0, 0, msg
+	}
+	num, after, ok := strings.Cut(rest, ": ")
+	n, convErr := strconv.Atoi(num)
+	if !ok || convErr != nil || n < 1 {
+		return 0, 0, msg
+	}
+	lines := strings.Split(string(data), "\n")
+	col = 1
+	if n <= len(lines) {
+		col += len(lines[n-1]) - len(strings.TrimLeft(lines[n-1], " \t"))
+	}
+	return n, col, after
 }

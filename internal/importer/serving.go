@@ -173,7 +173,7 @@ func (c *conv) serving(w *workload, top map[string]field) {
 			return
 		}
 	}
-	if w.gpus > 0 && w.gpus != nodes*gpn {
+	if !w.gpusRefused && w.gpus > 0 && w.gpus != nodes*gpn {
 		var at *yaml.Node
 		if w.gpusAt != nil {
 			at = w.gpusAt.val

@@ -108,7 +108,7 @@ func (c *conv) sglang(w *workload, top map[string]field) {
 	if typed["sglang.enable_dp_attention"] != true {
 		used *= orOne(ints["sglang.dp_size"])
 	}
-	if w.gpus > 0 && used != w.gpus {
+	if !w.gpusRefused && w.gpus > 0 && used != w.gpus {
 		var at *yaml.Node
 		if w.gpusAt != nil {
 			at = w.gpusAt.val

@@ -614,7 +614,7 @@ var constraintCases = []constraintCase{
 		// wlc passes model and base_url itself; a workload's would be
 		// dropped (and lm_eval takes model over pretrained).
 		name: "lm_eval/model_args-owned",
-		ok: okBase,
+		ok:   okBase,
 		bad: `	profile:       "H200"
 	gpus_per_node: 8
 	model:         "org/model"
