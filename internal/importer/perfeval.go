@@ -355,24 +355,30 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 	if f, ok := top["num_nodes"]; ok {
 		if n, ok := c.intVal(f, "num_nodes"); ok && n >= 1 {
 			nodes, nodesF = n, &f
-		} else if ok {
-			c.errorf(f.val, "num_nodes", "num_nodes must be ≥ 1")
+		} else {
+			if ok { // else intVal reported it
+				c.errorf(f.val, "num_nodes", "num_nodes must be ≥ 1")
+			}
 			w.gpusRefused = true
 		}
 	}
 	if f, ok := top["num_gpus"]; ok {
 		if n, ok := c.intVal(f, "num_gpus"); ok && n >= 1 {
 			numGPUs, numF = n, &f
-		} else if ok {
-			c.errorf(f.val, "num_gpus", "num_gpus must be ≥ 1")
+		} else {
+			if ok { // else intVal reported it
+				c.errorf(f.val, "num_gpus", "num_gpus must be ≥ 1")
+			}
 			w.gpusRefused = true
 		}
 	}
 	if f, ok := top["gpus_per_node"]; ok {
 		if n, ok := c.intVal(f, "gpus_per_node"); ok && n >= 1 {
 			gpn, gpnF = n, &f
-		} else if ok {
-			c.errorf(f.val, "gpus_per_node", "gpus_per_node must be ≥ 1")
+		} else {
+			if ok { // else intVal reported it
+				c.errorf(f.val, "gpus_per_node", "gpus_per_node must be ≥ 1")
+			}
 			w.gpusRefused = true
 		}
 	}
