@@ -10,14 +10,18 @@ import (
 )
 
 // A minimal valid workload on the H200 docker profile; cases change one
-// thing at a time.
-const okBase = `	profile:       "H200"
+// thing at a time. h200Server is its server, lines 4 to 8 of w.cue, for
+// cases that give their own benchmarks or evals.
+const (
+	h200Server = `	profile:       "H200"
 	gpus_per_node: 8
 	model:         "org/model"
 	precision:     "bf16"
 	serve: tensor_parallel_size: 8
-	lm_eval: tasks: [{name: "gsm8k"}]
 `
+	okBase = h200Server + `	lm_eval: tasks: [{name: "gsm8k"}]
+`
+)
 
 // constraintCase is one rule: ok passes with no finding at all, bad gives
 // exactly want (file:line:col: severity: path: message).
@@ -410,19 +414,9 @@ var constraintCases = []constraintCase{
 		// A mistyped count is refused at its field; each repetition is a
 		// planned result file, and this many exhausted the memory budget.
 		name: "vllm_bench/repetitions-bound",
-		ok: `	profile:       "H200"
-	gpus_per_node: 8
-	model:         "org/model"
-	precision:     "bf16"
-	serve: tensor_parallel_size: 8
-	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8, repetitions: 99}]
+		ok: h200Server + `	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8, repetitions: 99}]
 `,
-		bad: `	profile:       "H200"
-	gpus_per_node: 8
-	model:         "org/model"
-	precision:     "bf16"
-	serve: tensor_parallel_size: 8
-	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8, repetitions: 33333333333}]
+		bad: h200Server + `	vllm_bench: configs: [{name: "c", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8, repetitions: 33333333333}]
 	vllm_bench: sweep: {shapes: [{input_len: 8, output_len: 8}], concurrency: [4], prompts_per_concurrency: 2, repetitions: 101}
 `,
 		want: []string{
@@ -615,12 +609,7 @@ var constraintCases = []constraintCase{
 		// dropped (and lm_eval takes model over pretrained).
 		name: "lm_eval/model_args-owned",
 		ok:   okBase,
-		bad: `	profile:       "H200"
-	gpus_per_node: 8
-	model:         "org/model"
-	precision:     "bf16"
-	serve: tensor_parallel_size: 8
-	lm_eval: model_args: base_url: "http://other:8000/v1"
+		bad: h200Server + `	lm_eval: model_args: base_url: "http://other:8000/v1"
 	lm_eval: tasks: [{name: "gsm8k", model_args: {model: "org/other", pretrained: "org/other", max_gen_toks: 64}}]
 `,
 		want: []string{
