@@ -121,6 +121,7 @@ func (l *loader) checkFields(wv cue.Value, w *Workload, decoded bool) {
 	}
 	l.checkValues(wv, base, &w.Workload, secrets)
 	l.checkArgvValues(wv, base, w)
+	l.checkModelArgs(wv, base, &w.Workload)
 	l.checkBenchArgs(wv, w, decoded)
 	l.checkEngine(wv, base, w)
 	l.checkSGLangBenchArgs(wv, base, w)
@@ -300,4 +301,26 @@ func quoteLabel(s string) string {
 		return s
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// checkModelArgs refuses an lm_eval model_args value lm_eval cannot use as
+// the kind its model takes (plan.CheckModelArg): a typo there fails, or
+// silently reads as true, only once the server is up and the eval starts.
+// In Go, not the schema: typed optional keys would be evaluated in every
+// model_args of every workload.
+func (l *loader) checkModelArgs(wv cue.Value, base string, w *schema.Workload) {
+	if w.LMEval == nil {
+		return
+	}
+	check := func(at string, args map[string]any) {
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			if msg := plan.CheckModelArg(k, args[k]); msg != "" {
+				l.reportValue(wv, base, ValueFinding{Path: at + "." + pathLabel(k), Message: msg})
+			}
+		}
+	}
+	check("lm_eval.model_args", w.LMEval.ModelArgs)
+	for i, t := range w.LMEval.Tasks {
+		check(fmt.Sprintf("lm_eval.tasks[%d].model_args", i), t.ModelArgs)
+	}
 }

@@ -619,6 +619,26 @@ var constraintCases = []constraintCase{
 		},
 	},
 	{
+		// lm_eval int()s counts and lengths and reads switches by Python
+		// truth; what it cannot use fails (or reads as true) only once
+		// the eval starts. Numerals and "true"/"false" are what its
+		// argument parser makes numbers and bools of.
+		name: "lm_eval/model_args-kinds",
+		ok: h200Server + `	lm_eval: model_args: {num_concurrent: 64, max_length: "8192", tokenized_requests: "False", tokenizer_backend: null, timeout: 600.0}
+	lm_eval: tasks: [{name: "gsm8k", model_args: {max_gen_toks: 256, truncate: true, tokenizer_backend: "none", my_own: "anything"}}]
+`,
+		bad: h200Server + `	lm_eval: model_args: {num_concurrent: "sixty-four", max_length: null, tokenized_requests: "no"}
+	lm_eval: tasks: [{name: "gsm8k", model_args: {max_gen_toks: 25.6, tokenizer_backend: "hf"}}]
+`,
+		want: []string{
+			"workloads/w.cue:9:40: error: workloads.w.lm_eval.model_args.num_concurrent: model_args num_concurrent must be an integer (lm_eval takes int() of it), not \"sixty-four\"",
+			"workloads/w.cue:9:66: error: workloads.w.lm_eval.model_args.max_length: model_args max_length must be an integer (lm_eval takes int() of it), not null",
+			"workloads/w.cue:9:92: error: workloads.w.lm_eval.model_args.tokenized_requests: model_args tokenized_requests must be true or false (lm_eval reads any other value by Python truth), not \"no\"",
+			"workloads/w.cue:10:62: error: workloads.w.lm_eval.tasks[0].model_args.max_gen_toks: model_args max_gen_toks must be an integer (lm_eval takes int() of it), not 25.6",
+			"workloads/w.cue:10:87: error: workloads.w.lm_eval.tasks[0].model_args.tokenizer_backend: model_args tokenizer_backend must be huggingface, tiktoken, remote or null, not \"hf\"",
+		},
+	},
+	{
 		name: "bfcl/categories-empty",
 		ok: `	profile:       "H200"
 	gpus_per_node: 8

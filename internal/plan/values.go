@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -363,4 +364,79 @@ func checkPlanValues(p Workload) error {
 		}
 	}
 	return nil
+}
+
+// modelArgKinds are the kinds lm_eval's local-completions model
+// (TemplateAPI) needs of its model_args: it int()s the counts and lengths
+// (max_length - 1 fails on None) and takes the switches as Python truth, so
+// a word there ("no") reads as true. lm_eval parses each value with
+// handle_arg_string: "true"/"false" in any case are bools, numerals are
+// numbers, anything else stays a string, "None" included.
+var modelArgKinds = map[string]string{
+	"num_concurrent": "int", "max_retries": "int", "max_gen_toks": "int", "seed": "int",
+	"timeout": "int", "max_length": "int", "max_images": "int",
+	"truncate": "bool", "add_bos_token": "bool", "tokenized_requests": "bool",
+	"trust_remote_code": "bool", "use_fast_tokenizer": "bool", "verify_certificate": "bool",
+	"tokenizer_backend": "backend",
+}
+
+// CheckModelArg says why lm_eval cannot use value v for model_args key k,
+// or "" (keys it does not type are its own business).
+func CheckModelArg(k string, v any) string {
+	switch modelArgKinds[k] {
+	case "int":
+		switch x := v.(type) {
+		case int64:
+			return ""
+		case float64:
+			if x == float64(int64(x)) {
+				return ""
+			}
+		case string:
+			if isNumeral(x) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("model_args %s must be an integer (lm_eval takes int() of it), not %s", k, pyLiteralOf(v))
+	case "bool":
+		if _, ok := v.(bool); ok {
+			return ""
+		}
+		if s, ok := v.(string); ok && (strings.EqualFold(s, "true") || strings.EqualFold(s, "false")) {
+			return ""
+		}
+		return fmt.Sprintf("model_args %s must be true or false (lm_eval reads any other value by Python truth), not %s", k, pyLiteralOf(v))
+	case "backend":
+		switch v {
+		case nil, "huggingface", "tiktoken", "remote", "None", "none":
+			return ""
+		}
+		return fmt.Sprintf("model_args tokenizer_backend must be huggingface, tiktoken, remote or null, not %s", pyLiteralOf(v))
+	}
+	return ""
+}
+
+// isNumeral is Python's str.isnumeric for ASCII: lm_eval makes an int of it.
+func isNumeral(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// pyLiteralOf shows a value as the user wrote it in CUE.
+func pyLiteralOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strconv.Quote(x)
+	default:
+		return fmt.Sprint(x)
+	}
 }
