@@ -417,17 +417,7 @@ func CheckModelArg(k string, v any) string {
 }
 
 // isNumeral is Python's str.isnumeric for ASCII: lm_eval makes an int of it.
-func isNumeral(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isNumeral(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // pyLiteralOf shows a value as the user wrote it in CUE.
 func pyLiteralOf(v any) string {
