@@ -27,6 +27,7 @@ wlc_sweep_run() {
   wlc_server_start
   wlc_wait_ready || rc=$?
   if [ "$rc" -ne 0 ]; then
+    wlc_log_settle
     wlc_sweep_error "$rc" >"$WLC_RESULTS_DIR/error.txt"
     wlc_log "$kind backend $backend: the server was not ready (status $rc), recorded in $WLC_RESULTS_DIR/error.txt; going on with the next backend"
     WLC_FAILED+=("$dir(server not ready)")
@@ -47,6 +48,28 @@ wlc_sweep_run() {
   wlc_server_stop
   wlc_stop_follower
   WLC_SERVE_EXTRA=()
+}
+
+# wlc_log_settle: a server that exited may still have its last lines, the
+# error among them, on the way into WLC_SERVER_LOG where a runtime copies
+# the log (docker: docker logs -f | tee): wait, at most 5 s, for the copier
+# to end, then until the log stops growing.
+wlc_log_settle() {
+  local i size=-1 now
+  if [ -n "$WLC_FOLLOWER_PID" ] && ! wlc_server_alive; then
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$WLC_FOLLOWER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+  fi
+  for ((i = 0; i < 20; i++)); do
+    now=$(wc -c <"$WLC_SERVER_LOG" 2>/dev/null) || now=0
+    if [ "$now" = "$size" ]; then
+      return 0
+    fi
+    size=$now
+    sleep 0.1
+  done
 }
 
 # wlc_sweep_error STATUS: why the server did not start: its last Python
