@@ -495,17 +495,8 @@ func (j *job) noLeftovers(t *testing.T) {
 	j.NoProcessLeft(t)
 	markers := [][]byte{[]byte("BUILDKITE_JOB_ID=" + j.id + "\x00"), []byte("WLC_STUB_LOG=" + j.StubLog + "\x00")}
 	// A Slurm job's processes may outlive its end by slurmstepd's KillWait.
-	deadline := time.Now().Add(slurmtest.KillGrace)
-	for {
-		left := processesWith(markers)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes of job %s outlived the step:\n%s", j.id, strings.Join(left, "\n"))
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if left := slurmtest.AfterKillGrace(func() []string { return processesWith(markers) }); len(left) > 0 {
+		t.Errorf("processes of job %s outlived the step:\n%s", j.id, strings.Join(left, "\n"))
 	}
 }
 

@@ -226,14 +226,16 @@ func runSlurm(t *testing.T, c *slurmtest.Cluster, bin string, jobs chan struct{}
 	out.add("sbatch", "job", fields, nil)
 
 	// The job is over; slurmstepd's last SIGKILLs may still be on the way.
-	deadline := time.Now().Add(slurmtest.KillGrace)
-	for _, r := range rs {
-		for runnertest.Alive(r.PID) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+	left := slurmtest.AfterKillGrace(func() (alive []string) {
+		for _, r := range rs {
+			if runnertest.Alive(r.PID) {
+				alive = append(alive, fmt.Sprintf("%s %s (pid %d)", r.Program, r.Mode, r.PID))
+			}
 		}
-		if runnertest.Alive(r.PID) {
-			t.Errorf("%s %s (pid %d) still runs after job %s ended", r.Program, r.Mode, r.PID, id)
-		}
+		return alive
+	})
+	for _, a := range left {
+		t.Errorf("%s still runs after job %s ended", a, id)
 	}
 	return out
 }

@@ -380,19 +380,24 @@ func (c *Cluster) cancelAndWait(jobID string, timeout time.Duration) error {
 // covers a loaded 2-core CI machine.
 const KillGrace = 10 * time.Second
 
-// Survivors is LeftoverProcesses once the job's processes have had
-// KillGrace to die: it returns as soon as none match, else what still runs
-// when the grace is over.
-func Survivors(t testing.TB, pattern string) []string {
-	t.Helper()
+// AfterKillGrace calls left until it returns nothing or KillGrace has
+// passed, and returns its last answer: what still runs of a job that ended.
+func AfterKillGrace(left func() []string) []string {
 	deadline := time.Now().Add(KillGrace)
 	for {
-		left := LeftoverProcesses(t, pattern)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
+		l := left()
+		if len(l) == 0 || time.Now().After(deadline) {
+			return l
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// Survivors is LeftoverProcesses once the job's processes have had
+// KillGrace to die.
+func Survivors(t testing.TB, pattern string) []string {
+	t.Helper()
+	return AfterKillGrace(func() []string { return LeftoverProcesses(t, pattern) })
 }
 
 // LeftoverProcesses lists live processes ("PID: command line") whose command
