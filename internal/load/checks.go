@@ -303,10 +303,11 @@ func quoteLabel(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// checkModelArgs refuses an lm_eval model_args value lm_eval cannot use as
-// the kind its model takes (plan.CheckModelArg): a typo there fails, or
-// silently reads as true, only once the server is up and the eval starts.
-// In Go, not the schema: typed optional keys would be evaluated in every
+// checkModelArgs refuses the lm_eval model_args plan.CheckModelArg does:
+// a key wlc sets itself (the workload's would be dropped) and a value
+// lm_eval cannot use as the key's kind (which fails, or silently reads as
+// true, only once the server is up and the eval starts). In Go, not the
+// schema: typed or refused optional keys would be evaluated in every
 // model_args of every workload.
 func (l *loader) checkModelArgs(wv cue.Value, base string, w *schema.Workload) {
 	if w.LMEval == nil {

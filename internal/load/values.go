@@ -254,10 +254,6 @@ func valueFindings(val any, secrets []string) []ValueFinding {
 				errf(s, "model_args %s carries a credential into the generated command; remove it and declare %s in secrets (lm_eval reads it from the environment)", s.s, want)
 				return
 			}
-			if what, ok := plan.OwnedModelArgs[s.s]; ok {
-				errf(s, "model_args %s is set by wlc to %s; remove it", s.s, what)
-				return
-			}
 		case s.inMap && isModelArgs(s.pattern) && strings.Contains(s.s, ","):
 			errf(s, "lm_eval reads model_args as key=value pairs separated by commas, so the comma in %q would start another argument; remove it", s.s)
 			return

@@ -380,9 +380,13 @@ var modelArgKinds = map[string]string{
 	"tokenizer_backend": "backend",
 }
 
-// CheckModelArg says why lm_eval cannot use value v for model_args key k,
-// or "" (keys it does not type are its own business).
+// CheckModelArg says why model_args key k cannot have value v: wlc sets
+// the key itself, or lm_eval cannot use v as the key's kind; else "" (keys
+// lm_eval does not type are its own business).
 func CheckModelArg(k string, v any) string {
+	if what, ok := OwnedModelArgs[k]; ok {
+		return fmt.Sprintf("model_args %s is set by wlc to %s; remove it", k, what)
+	}
 	switch modelArgKinds[k] {
 	case "int":
 		switch x := v.(type) {
@@ -397,7 +401,7 @@ func CheckModelArg(k string, v any) string {
 				return ""
 			}
 		}
-		return fmt.Sprintf("model_args %s must be an integer (lm_eval takes int() of it), not %s", k, pyLiteralOf(v))
+		return fmt.Sprintf("model_args %s must be an integer (lm_eval takes int() of it), not %s", k, cueLiteral(v))
 	case "bool":
 		if _, ok := v.(bool); ok {
 			return ""
@@ -405,13 +409,13 @@ func CheckModelArg(k string, v any) string {
 		if s, ok := v.(string); ok && (strings.EqualFold(s, "true") || strings.EqualFold(s, "false")) {
 			return ""
 		}
-		return fmt.Sprintf("model_args %s must be true or false (lm_eval reads any other value by Python truth), not %s", k, pyLiteralOf(v))
+		return fmt.Sprintf("model_args %s must be true or false (lm_eval reads any other value by Python truth), not %s", k, cueLiteral(v))
 	case "backend":
 		switch v {
 		case nil, "huggingface", "tiktoken", "remote", "None", "none":
 			return ""
 		}
-		return fmt.Sprintf("model_args tokenizer_backend must be huggingface, tiktoken, remote or null, not %s", pyLiteralOf(v))
+		return fmt.Sprintf("model_args tokenizer_backend must be huggingface, tiktoken, remote or null, not %s", cueLiteral(v))
 	}
 	return ""
 }
@@ -419,8 +423,9 @@ func CheckModelArg(k string, v any) string {
 // isNumeral is Python's str.isnumeric for ASCII: lm_eval makes an int of it.
 func isNumeral(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
-// pyLiteralOf shows a value as the user wrote it in CUE.
-func pyLiteralOf(v any) string {
+// cueLiteral shows a model_args value as the user wrote it (pyLiteral is
+// how lm_eval is given it).
+func cueLiteral(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
