@@ -352,36 +352,26 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 
 	nodes, numGPUs, gpn := 1, 1, 0
 	var nodesF, numF, gpnF *field
-	if f, ok := top["num_nodes"]; ok {
-		if n, ok := c.intVal(f, "num_nodes"); ok && n >= 1 {
-			nodes, nodesF = n, &f
-		} else {
-			if ok { // else intVal reported it
-				c.errorf(f.val, "num_nodes", "num_nodes must be ≥ 1")
-			}
-			w.gpusRefused = true
+	// count reads a GPU count given as key: an integer ≥ 1 sets *n and
+	// *at; any other value is refused, and w.gpus will not be the user's.
+	count := func(key string, n *int, at **field) {
+		f, ok := top[key]
+		if !ok {
+			return
 		}
-	}
-	if f, ok := top["num_gpus"]; ok {
-		if n, ok := c.intVal(f, "num_gpus"); ok && n >= 1 {
-			numGPUs, numF = n, &f
-		} else {
-			if ok { // else intVal reported it
-				c.errorf(f.val, "num_gpus", "num_gpus must be ≥ 1")
-			}
-			w.gpusRefused = true
+		v, ok := c.intVal(f, key)
+		if ok && v >= 1 {
+			*n, *at = v, &f
+			return
 		}
-	}
-	if f, ok := top["gpus_per_node"]; ok {
-		if n, ok := c.intVal(f, "gpus_per_node"); ok && n >= 1 {
-			gpn, gpnF = n, &f
-		} else {
-			if ok { // else intVal reported it
-				c.errorf(f.val, "gpus_per_node", "gpus_per_node must be ≥ 1")
-			}
-			w.gpusRefused = true
+		if ok { // else intVal reported it
+			c.errorf(f.val, key, "%s must be ≥ 1", key)
 		}
+		w.gpusRefused = true
 	}
+	count("num_nodes", &nodes, &nodesF)
+	count("num_gpus", &numGPUs, &numF)
+	count("gpus_per_node", &gpn, &gpnF)
 	switch {
 	case gpn > 0:
 		if numF != nil && numGPUs != nodes*gpn {

@@ -374,6 +374,11 @@ func collapseDisjunctions(in diag.List) diag.List {
 
 var mismatch = regexp.MustCompile(`^conflicting values (.+) and (.+) \(mismatched types (\w+) and (\w+)\)$`)
 
+// bareType reports whether a mismatch operand is a type, the wanted one.
+// null is a type and its one value, so a null operand may be the user's:
+// the source decides.
+func bareType(s string) bool { return s != "null" && kindNames[s] != "" }
+
 var kindNames = map[string]string{
 	"int": "an integer", "float": "a number", "number": "a number", "string": "a string",
 	"bool": "a bool (true or false)", "bytes": "bytes", "null": "null", "struct": "a struct", "list": "a list",
@@ -392,9 +397,6 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 			continue
 		}
 		got, gotKind, want := "", "", ""
-		// null is a type and its one value, so a null operand may be the
-		// user's: the source decides.
-		bareType := func(s string) bool { return s != "null" && kindNames[s] != "" }
 		switch {
 		case bareType(m[2]):
 			got, gotKind, want = m[1], m[3], m[4]
