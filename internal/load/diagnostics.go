@@ -279,11 +279,12 @@ func cleanMessage(m string) string {
 }
 
 // dropEngineCascade keeps a refused engine's error alone. The blocks an
-// engine runs (sglang, vllm_bench, …) are typed by #OnEngine[engine]; with
-// no valid engine CUE reports each such block as an undefined field of
-// #OnEngine, named by the refused value, and every field written in it as
-// not allowed: consequences of the engine, which is the one thing to fix.
-func dropEngineCascade(in diag.List) diag.List {
+// engine runs (blocks: sglang, vllm_bench, …) are typed by
+// #OnEngine[engine]; with no valid engine CUE reports such a block as an
+// undefined field of #OnEngine, named by the refused value, or each field
+// written in it as not allowed (which, depends on what else read the
+// block): consequences of the engine, which is the one thing to fix.
+func dropEngineCascade(in diag.List, blocks []string) diag.List {
 	badEngine := map[string]bool{} // workload paths
 	for _, d := range in {
 		if w, ok := strings.CutSuffix(d.Path, ".engine"); ok && d.Severity == diag.Error {
@@ -293,19 +294,42 @@ func dropEngineCascade(in diag.List) diag.List {
 	if len(badEngine) == 0 {
 		return in
 	}
-	var blocks []string
+	var drop []string
+	for w := range badEngine {
+		for _, b := range blocks {
+			drop = append(drop, w+"."+b)
+		}
+	}
 	for _, d := range in {
 		if i := strings.LastIndex(d.Path, "."); i > 0 && strings.HasPrefix(d.Message, "undefined field: ") && badEngine[d.Path[:i]] {
-			blocks = append(blocks, d.Path)
+			drop = append(drop, d.Path)
 		}
 	}
 	var out diag.List
 	for _, d := range in {
-		if !slices.ContainsFunc(blocks, func(b string) bool {
+		if !slices.ContainsFunc(drop, func(b string) bool {
 			return d.Path == b || strings.HasPrefix(d.Path, b+".") || strings.HasPrefix(d.Path, b+"[")
 		}) {
 			out = append(out, d)
 		}
+	}
+	return out
+}
+
+// engineBlocks lists the blocks #OnEngine types by the engine (each
+// engine types the same ones, its own or refused).
+func engineBlocks(sch cue.Value) []string {
+	var out []string
+	engines, err := sch.LookupPath(cue.ParsePath("#OnEngine")).Fields(cue.Definitions(false))
+	if err != nil || !engines.Next() {
+		return nil
+	}
+	blocks, err := engines.Value().Fields()
+	if err != nil {
+		return nil
+	}
+	for blocks.Next() {
+		out = append(out, blocks.Selector().Unquoted())
 	}
 	return out
 }

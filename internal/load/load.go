@@ -61,6 +61,9 @@ type Result struct {
 	// shards is how many shards the workloads were evaluated in (0: the
 	// package as one; see shard.go).
 	shards int
+	// engineBlocks are the workload blocks #OnEngine types by the engine
+	// (sglang, vllm_bench, …), read from the schema for dropEngineCascade.
+	engineBlocks []string
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
@@ -164,7 +167,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		l = &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
 		l.run(dir)
 	}
-	r.Diags = plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags)), cwd).Sorted()
+	r.Diags = plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd).Sorted()
 	return r
 }
 
@@ -315,6 +318,7 @@ func (l *loader) run(dir string) {
 	}
 	pkg, sch := vals[0], vals[1]
 	l.res.rows = &rowShapes{schema: sch}
+	l.res.engineBlocks = engineBlocks(sch)
 	for _, f := range insts[0].IgnoredFiles {
 		// A file without a package clause is silently left out by CUE.
 		if filepath.Dir(f.Filename) == abs && f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
