@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 
@@ -88,16 +89,58 @@ var enums = map[string][]string{
 
 // valueSite is one string the walk found.
 type valueSite struct {
-	path    string // CUE path for positions: env."A B", custom_steps[0].name
-	pattern string // rule key: env.*, custom_steps[].name
-	key     bool   // the string is a map key (the last element of path)
-	inMap   bool   // the string is a map value
+	walk    *stringWalk // path() renders where the walk is
+	pattern string      // rule key: env.*, custom_steps[].name
+	key     bool        // the string is a map key (the last element of path)
+	inMap   bool        // the string is a map value
 	s       string
 }
 
-// walkStrings calls f for every string in v (struct fields by JSON name,
-// list elements, map keys and values), in a stable order.
-func walkStrings(v reflect.Value, path, pattern string, f func(valueSite)) {
+// path is the site's CUE path for positions: env."A B", custom_steps[0].name.
+// Rendered on demand (only a finding needs it): building every field's
+// path was half of the walk's cost.
+func (s valueSite) path() string { return s.walk.path() }
+
+// stringWalk walks every string of a value (struct fields by JSON name,
+// list elements, map keys and values) in a stable order, keeping the path
+// of the current value as elements: a field name, a quoted map key or an
+// index.
+type stringWalk struct {
+	f     func(valueSite)
+	elems []pathElem
+}
+
+type pathElem struct {
+	label string // a field or map key as a path label; "" for an index
+	index int
+}
+
+func (w *stringWalk) path() string {
+	var b strings.Builder
+	for _, e := range w.elems {
+		if e.label == "" {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(e.index))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e.label)
+	}
+	return b.String()
+}
+
+// walkStrings calls f for every string in v, in a stable order.
+func walkStrings(v reflect.Value, f func(valueSite)) {
+	w := &stringWalk{f: f}
+	w.walk(v, "", false)
+}
+
+// walk visits v, whose rule pattern is pattern; mapValue says v is a map's
+// value (through pointers and interfaces).
+func (w *stringWalk) walk(v reflect.Value, pattern string, mapValue bool) {
 	join := func(a, b string) string {
 		if a == "" {
 			return b
@@ -107,45 +150,80 @@ func walkStrings(v reflect.Value, path, pattern string, f func(valueSite)) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
-			walkStrings(v.Elem(), path, pattern, f)
+			w.walk(v.Elem(), pattern, mapValue)
 		}
 	case reflect.String:
-		f(valueSite{path: path, pattern: pattern, s: v.String()})
+		w.f(valueSite{walk: w, pattern: pattern, inMap: mapValue, s: v.String()})
 	case reflect.Struct:
 		t := v.Type()
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			if !sf.IsExported() || name == "-" {
+		for i, sf := range jsonFields(t) {
+			if sf.skip || !holdsStrings(t.Field(i).Type) {
 				continue
 			}
-			if name == "" { // embedded or untagged: same level
-				walkStrings(v.Field(i), path, pattern, f)
+			if sf.name == "" { // embedded or untagged: same level
+				w.walk(v.Field(i), pattern, mapValue)
 				continue
 			}
-			walkStrings(v.Field(i), join(path, name), join(pattern, name), f)
+			w.elems = append(w.elems, pathElem{label: sf.name})
+			w.walk(v.Field(i), join(pattern, sf.name), false)
+			w.elems = w.elems[:len(w.elems)-1]
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
-			walkStrings(v.Index(i), fmt.Sprintf("%s[%d]", path, i), pattern+"[]", f)
+			w.elems = append(w.elems, pathElem{index: i})
+			w.walk(v.Index(i), pattern+"[]", false)
+			w.elems = w.elems[:len(w.elems)-1]
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		kp := join(pattern, "*")
 		for _, k := range keys {
 			if k.Kind() != reflect.String {
 				continue
 			}
-			kp := join(path, pathLabel(k.String()))
-			f(valueSite{path: kp, pattern: join(pattern, "*"), key: true, s: k.String()})
-			walkStrings(v.MapIndex(k), kp, join(pattern, "*"), func(s valueSite) {
-				if s.pattern == join(pattern, "*") {
-					s.inMap = true
-				}
-				f(s)
-			})
+			w.elems = append(w.elems, pathElem{label: pathLabel(k.String())})
+			w.f(valueSite{walk: w, pattern: kp, key: true, s: k.String()})
+			w.walk(v.MapIndex(k), kp, true)
+			w.elems = w.elems[:len(w.elems)-1]
 		}
 	}
+}
+
+// jsonField is a struct field as the walk sees it: its JSON name ("" for
+// an embedded or untagged field, walked at the same level), or skipped.
+type jsonField struct {
+	name string
+	skip bool
+}
+
+var jsonFieldsCache sync.Map // reflect.Type -> []jsonField
+
+// jsonFields reads t's fields' JSON names once per type.
+func jsonFields(t reflect.Type) []jsonField {
+	if c, ok := jsonFieldsCache.Load(t); ok {
+		return c.([]jsonField)
+	}
+	out := make([]jsonField, t.NumField())
+	for i := range out {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		out[i] = jsonField{name: name, skip: !sf.IsExported() || name == "-"}
+	}
+	jsonFieldsCache.Store(t, out)
+	return out
+}
+
+// holdsStrings reports whether a value of type t can hold a string (a
+// number or bool field has nothing to walk).
+func holdsStrings(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	}
+	return true
 }
 
 // pathLabel writes a map key as a CUE path element: quoted unless a plain
@@ -221,13 +299,13 @@ func (l *loader) reportValue(v cue.Value, base string, f ValueFinding) {
 func valueFindings(val any, secrets []string) []ValueFinding {
 	var out []ValueFinding
 	errf := func(s valueSite, format string, args ...any) {
-		field := s.path
+		field := s.path()
 		if s.pattern == "name" {
 			field = "" // the workload's label
 		}
 		out = append(out, ValueFinding{Path: field, Message: fmt.Sprintf(format, args...)})
 	}
-	walkStrings(reflect.ValueOf(val), "", "", func(s valueSite) {
+	walkStrings(reflect.ValueOf(val), func(s valueSite) {
 		if s.s == "" && s.pattern != "name" {
 			return // an optional field left out decodes as ""
 		}
