@@ -283,27 +283,19 @@ func cleanMessage(m string) string {
 // #OnEngine[engine]; with no valid engine CUE reports such a block as an
 // undefined field of #OnEngine, named by the refused value, or each field
 // written in it as not allowed (which, depends on what else read the
-// block): consequences of the engine, which is the one thing to fix.
+// block): consequences of the engine, which is the one thing to fix, so
+// every error in those blocks of that workload goes.
 func dropEngineCascade(in diag.List, blocks []string) diag.List {
-	badEngine := map[string]bool{} // workload paths
+	var drop []string
 	for _, d := range in {
 		if w, ok := strings.CutSuffix(d.Path, ".engine"); ok && d.Severity == diag.Error {
-			badEngine[w] = true
+			for _, b := range blocks {
+				drop = append(drop, w+"."+b)
+			}
 		}
 	}
-	if len(badEngine) == 0 {
+	if len(drop) == 0 {
 		return in
-	}
-	var drop []string
-	for w := range badEngine {
-		for _, b := range blocks {
-			drop = append(drop, w+"."+b)
-		}
-	}
-	for _, d := range in {
-		if i := strings.LastIndex(d.Path, "."); i > 0 && strings.HasPrefix(d.Message, "undefined field: ") && badEngine[d.Path[:i]] {
-			drop = append(drop, d.Path)
-		}
 	}
 	var out diag.List
 	for _, d := range in {
