@@ -141,12 +141,6 @@ func walkStrings(v reflect.Value, f func(valueSite)) {
 // walk visits v, whose rule pattern is pattern; mapValue says v is a map's
 // value (through pointers and interfaces).
 func (w *stringWalk) walk(v reflect.Value, pattern string, mapValue bool) {
-	join := func(a, b string) string {
-		if a == "" {
-			return b
-		}
-		return a + "." + b
-	}
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
@@ -165,7 +159,7 @@ func (w *stringWalk) walk(v reflect.Value, pattern string, mapValue bool) {
 				continue
 			}
 			w.elems = append(w.elems, pathElem{label: sf.name})
-			w.walk(v.Field(i), join(pattern, sf.name), false)
+			w.walk(v.Field(i), joinPattern(pattern, sf.name), false)
 			w.elems = w.elems[:len(w.elems)-1]
 		}
 	case reflect.Slice, reflect.Array:
@@ -177,7 +171,7 @@ func (w *stringWalk) walk(v reflect.Value, pattern string, mapValue bool) {
 	case reflect.Map:
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		kp := join(pattern, "*")
+		kp := joinPattern(pattern, "*")
 		for _, k := range keys {
 			if k.Kind() != reflect.String {
 				continue
@@ -188,6 +182,15 @@ func (w *stringWalk) walk(v reflect.Value, pattern string, mapValue bool) {
 			w.elems = w.elems[:len(w.elems)-1]
 		}
 	}
+}
+
+// joinPattern appends a field name (or * for a map's entries) to a rule
+// pattern.
+func joinPattern(pattern, name string) string {
+	if pattern == "" {
+		return name
+	}
+	return pattern + "." + name
 }
 
 // jsonField is a struct field as the walk sees it: its JSON name ("" for
