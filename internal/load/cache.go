@@ -2,9 +2,7 @@ package load
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"cuelang.org/go/cue/ast"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/gocodec"
-	"github.com/wlcdev/wlc/internal/par"
 	"github.com/wlcdev/wlc/internal/resultcache"
 )
 
@@ -62,25 +59,15 @@ type input struct {
 }
 
 // readSources reads the package's files and cue.mod/module.cue into
-// overlay, keeping their bytes for the keys. Files are read on every CPU:
-// a thousand small files are a tenth of a second read one by one.
+// overlay, keeping their bytes for the keys.
 func (cs *cacheState) readSources(root string, files []string, overlay map[string]load.Source) {
-	names := append([]string{filepath.Join(root, "cue.mod", "module.cue")}, files...)
-	data := make([][]byte, len(names))
-	failed := make([]bool, len(names))
-	par.Do(len(names), func(i int) {
-		var err error
-		data[i], err = os.ReadFile(names[i])
-		failed[i] = err != nil
-	})
-	if slices.Contains(failed, true) {
+	cs.sources = readFiles(append([]string{filepath.Join(root, "cue.mod", "module.cue")}, files...))
+	if cs.sources == nil {
 		cs.off = true // CUE will report what it cannot read
 		return
 	}
-	cs.sources = make(map[string][]byte, len(names))
-	for i, f := range names {
-		cs.sources[f] = data[i]
-		overlay[f] = load.FromBytes(data[i])
+	for f, data := range cs.sources {
+		overlay[f] = load.FromBytes(data)
 	}
 }
 

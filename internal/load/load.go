@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,6 +74,9 @@ type Result struct {
 	// prunedShards counts the shards evaluated with only the profiles
 	// their workloads name (shard_profiles.go).
 	prunedShards int
+	// fromHeaders says cue/load was handed the files' headers
+	// (loadFromHeaders).
+	fromHeaders bool
 }
 
 type rowShapes struct {
@@ -284,10 +288,14 @@ func (l *loader) run(dir string) {
 	if l.cache != nil {
 		sources = l.cache.sources
 	}
-	ahead := parseahead.New(cueFiles, sources)
-	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile}
-	insts := load.Instances([]string{"./" + filepath.ToSlash(rel), schemaArg}, cfg)
-	ahead.Stop()
+	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
+	insts, ok := l.loadFromHeaders(root, args, cueFiles, sources, overlay)
+	if !ok {
+		ahead := parseahead.New(cueFiles, sources)
+		cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile}
+		insts = load.Instances(args, cfg)
+		ahead.Stop()
+	}
 	resumeGC()
 	for _, inst := range insts {
 		if inst.Err != nil {
@@ -350,6 +358,93 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.checkDefinedTwice()
+}
+
+// loadFromHeaders loads a package large enough to shard with cue/load
+// handed only each file's header (parseahead.Header), its files parsed
+// on every CPU meanwhile, and puts their trees in the instance: cue/load
+// reads, decodes and parses every file of a package on one goroutine,
+// most of a second for a thousand workload files. Where the trees could
+// make a difference it returns false, and the package is loaded as
+// written: a load error, a file that does not parse (cue/load reports
+// it), a file-level @extern (cue/load reads its embeds from the body).
+func (l *loader) loadFromHeaders(root string, args, files []string, sources map[string][]byte, overlay map[string]load.Source) ([]*build.Instance, bool) {
+	if size := l.opts.shardSize(); size == 0 || len(files) <= size {
+		return nil, false
+	}
+	if sources == nil {
+		sources = readFiles(files)
+		if sources == nil {
+			return nil, false
+		}
+	}
+	headers := make([][]byte, len(files))
+	par.Do(len(files), func(i int) {
+		headers[i] = parseahead.Header(files[i], sources[files[i]])
+	})
+	// Every file from these bytes: a file cue/load read itself could
+	// have changed since, and not match its tree.
+	withHeaders := maps.Clone(overlay)
+	for i, h := range headers {
+		if h == nil {
+			h = sources[files[i]]
+		}
+		withHeaders[files[i]] = load.FromBytes(h)
+	}
+	ahead := parseahead.New(files, sources)
+	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: withHeaders, ParseFile: ahead.ParseFile}
+	insts := load.Instances(args, cfg)
+	ahead.Stop()
+	for _, inst := range insts {
+		if inst.Err != nil {
+			return nil, false
+		}
+	}
+	trees, ok := ahead.Trees()
+	if !ok {
+		return nil, false
+	}
+	pkg := insts[0]
+	for i, f := range pkg.Files {
+		t := trees[f.Filename]
+		if t == nil {
+			continue // not one of files
+		}
+		if hasExtern(t) {
+			return nil, false
+		}
+		// The location cue/load gave the header's file (read by @embed).
+		t.Pos().File().SetFSLoc(f.Pos().File().FSLoc())
+		pkg.Files[i] = t
+	}
+	for _, bf := range pkg.BuildFiles {
+		if src, ok := sources[bf.Filename]; ok {
+			bf.Source = src
+		}
+	}
+	l.res.fromHeaders = true
+	return insts, true
+}
+
+// readFiles reads files on every CPU (a thousand small files are a tenth
+// of a second read one by one), or returns nil if one cannot be read
+// (cue/load reports it).
+func readFiles(files []string) map[string][]byte {
+	data := make([][]byte, len(files))
+	failed := make([]bool, len(files))
+	par.Do(len(files), func(i int) {
+		var err error
+		data[i], err = os.ReadFile(files[i])
+		failed[i] = err != nil
+	})
+	if slices.Contains(failed, true) {
+		return nil
+	}
+	out := make(map[string][]byte, len(files))
+	for i, f := range files {
+		out[f] = data[i]
+	}
+	return out
 }
 
 // typedWorkloads is what wlc init's workloads/wlc.cue writes to type the

@@ -34,6 +34,7 @@ type Parser struct {
 
 type file struct {
 	name    string
+	given   bool        // src was handed to New (so never written after)
 	claimed atomic.Bool // a goroutine reads and parses it, or has
 	handed  atomic.Bool // its tree went to the loader
 	done    chan struct{}
@@ -53,7 +54,8 @@ func New(names []string, sources map[string][]byte) *Parser {
 		if p.byName[n] != nil {
 			continue
 		}
-		f := &file{name: n, src: sources[n], done: make(chan struct{})}
+		src, given := sources[n]
+		f := &file{name: n, src: src, given: given, done: make(chan struct{})}
 		p.files = append(p.files, f)
 		p.byName[n] = f
 	}
@@ -78,6 +80,12 @@ func (p *Parser) ParseFile(name string, src any, cfg parser.Config) (*ast.File, 
 			p.wg.Go(p.work)
 		}
 	})
+	if f.given && !bytes.Equal(b, f.src) {
+		// Not the file's bytes (a Header, or a file that changed since
+		// it was read): parsed here, leaving the file's own bytes to be
+		// parsed ahead for Trees.
+		return parser.ParseFile(name, src, cfg)
+	}
 	if cfg != p.cfg || f.handed.Swap(true) {
 		// Another configuration, or a second request for the file: a
 		// tree of its own, as parser.ParseFile would give.
@@ -125,4 +133,54 @@ func (p *Parser) work() {
 func (p *Parser) Stop() {
 	p.stop.Store(true)
 	p.wg.Wait()
+}
+
+// Header is the part of a file's source cue/load reads to place the file
+// in its package: its attributes, package clause and comments up to the
+// end of that clause, or nil for a file with imports (cue/load refuses an
+// import the rest of the file does not use) or whose header does not
+// parse. Handed to cue/load in place of the file (an overlay), it lets
+// the loader place the file without parsing it; Trees gives the file's
+// real tree to put in the instance.
+func Header(name string, src []byte) []byte {
+	f, err := parser.ParseFile(name, src, parser.ImportsOnly)
+	if err != nil {
+		return nil
+	}
+	end := 0
+	for _, d := range f.Decls {
+		if _, ok := d.(*ast.ImportDecl); ok {
+			return nil
+		}
+		end = max(end, d.End().Offset())
+	}
+	return append(src[:end:end], '\n')
+}
+
+// Trees parses, on every CPU, each file the workers have not parsed, from
+// the bytes handed to New and with the configuration of the loader's
+// first full parse, and returns every file's tree by name. It reports
+// false when the loader asked for no full parse (no configuration to
+// parse with) or a file does not parse: the loader, handed the files
+// themselves, reports that error. Call it after Stop.
+func (p *Parser) Trees() (map[string]*ast.File, bool) {
+	started := true
+	p.once.Do(func() { started = false })
+	if !started {
+		return nil, false
+	}
+	p.stop.Store(false)
+	for range runtime.GOMAXPROCS(0) {
+		p.wg.Go(p.work)
+	}
+	p.wg.Wait()
+	trees := make(map[string]*ast.File, len(p.files))
+	for _, f := range p.files {
+		<-f.done
+		if f.err != nil || f.tree == nil || !f.given {
+			return nil, false
+		}
+		trees[f.name] = f.tree
+	}
+	return trees, true
 }

@@ -140,3 +140,81 @@ func handed(p *Parser) int {
 	}
 	return n
 }
+
+func TestHeader(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"package pkg\n\nitems: a: 1\n", "package pkg\n"},
+		{"// Doc.\n@if(prod)\n\npackage pkg // trailing\n\nitems: a: 1\n", "// Doc.\n@if(prod)\n\npackage pkg\n"},
+		{"items: a: 1\n", "\n"}, // no package clause: cue/load ignores it either way
+		{"package pkg\n\nimport \"strings\"\n\nx: strings.ToUpper(\"a\")\n", ""}, // imports: handed whole
+		{"package pkg import\n", ""}, // a header that does not parse
+	} {
+		got := Header("f.cue", []byte(tc.src))
+		if string(got) != tc.want || (tc.want == "") != (got == nil) {
+			t.Errorf("Header(%q) = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestTreesAfterHeaders: a load handed the files' headers, with Trees'
+// trees put in its instance, gives what a load of the files gives.
+func TestTreesAfterHeaders(t *testing.T) {
+	extra := map[string]string{}
+	for i := range 30 {
+		extra[fmt.Sprintf("pkg/h%03d.cue", i)] = fmt.Sprintf("// Header %d.\npackage pkg\n\n// Item %d.\nitems: h%d: {n: %d} // after\n", i, i, i, i)
+	}
+	extra["pkg/zz_no_package.cue"] = "items: orphan: 1\n"
+	root, names := module(t, 3, extra)
+	want := loaded(t, root, nil)
+	sources := read(t, names)
+	overlay := map[string]load.Source{}
+	headers := 0
+	for _, n := range names {
+		h := Header(n, sources[n])
+		if h == nil {
+			h = sources[n]
+		} else {
+			headers++
+		}
+		overlay[n] = load.FromBytes(h)
+	}
+	if headers != 31 {
+		t.Fatalf("%d files handed as headers, want 31 (those without imports)", headers)
+	}
+	p := New(names, sources)
+	insts := load.Instances([]string{"./pkg"}, &load.Config{Dir: root, Overlay: overlay, ParseFile: p.ParseFile})
+	p.Stop()
+	trees, ok := p.Trees()
+	if !ok {
+		t.Fatal("Trees: not ok")
+	}
+	var b strings.Builder
+	for _, inst := range insts {
+		fmt.Fprintf(&b, "instance %s: err %v\n", inst.ImportPath, inst.Err)
+		for i, f := range inst.Files {
+			if tree := trees[f.Filename]; tree != nil {
+				inst.Files[i] = tree
+			}
+			f = inst.Files[i]
+			src, err := format.Node(f)
+			fmt.Fprintf(&b, "file %s (%v, %d comment groups, %v):\n%s\n", f.Filename, f.Pos(), len(ast.Comments(f)), err, src)
+		}
+	}
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("a load from headers with Trees' trees differs (-files +headers):\n%s", d)
+	}
+
+	// A file that does not parse: Trees says so (the loader, handed the
+	// file, reports it).
+	sources[names[0]] = []byte("package pkg\n\nitems: {\n")
+	p = New(names, sources)
+	p.ParseFile(names[1], sources[names[1]], parser.NewConfig(parser.ParseComments))
+	p.Stop()
+	if _, ok := p.Trees(); ok {
+		t.Error("Trees: ok with a file that does not parse")
+	}
+	// No full parse asked for: no configuration to parse with.
+	if _, ok := New(names, read(t, names)).Trees(); ok {
+		t.Error("Trees: ok before the loader asked for a parse")
+	}
+}
