@@ -57,10 +57,14 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	p := &shardPlan{}
 	var wfiles []*ast.File
 	var names [][]string
+	// Each file's tree is walked whole: on every CPU (a thousand
+	// workload files took 30 ms on one).
+	refers := make([]bool, len(files))
+	par.Do(len(files), func(i int) { refers[i] = refersToWorkloads(files[i]) })
+	if slices.Contains(refers, true) {
+		return nil
+	}
 	for _, f := range files {
-		if refersToWorkloads(f) {
-			return nil
-		}
 		ws, ok := workloadFile(f)
 		switch {
 		case ok:

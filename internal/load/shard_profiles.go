@@ -8,6 +8,8 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/par"
 )
 
 // Profiles a shard leaves out. Every shard evaluates the shared files
@@ -56,11 +58,19 @@ func planProfiles(shared, workloadFiles []*ast.File) *profilePlan {
 			return nil
 		}
 	}
-	for _, f := range workloadFiles {
-		if !profileRefsSafe(f, p.declared, false) {
-			return nil
+	// On every CPU, as planShards' walks.
+	safe := make([]bool, len(workloadFiles))
+	named := make([]map[string][]string, len(workloadFiles))
+	par.Do(len(workloadFiles), func(i int) {
+		if safe[i] = profileRefsSafe(workloadFiles[i], p.declared, false); safe[i] {
+			named[i] = workloadProfiles(workloadFiles[i])
 		}
-		p.named[f] = workloadProfiles(f)
+	})
+	if slices.Contains(safe, false) {
+		return nil
+	}
+	for i, f := range workloadFiles {
+		p.named[f] = named[i]
 	}
 	return p
 }
