@@ -92,8 +92,11 @@ func (p *Parser) ParseFile(name string, src any, cfg parser.Config) (*ast.File, 
 		return parser.ParseFile(name, src, cfg)
 	}
 	if !f.claimed.Swap(true) {
-		// Not parsed ahead yet: the loader's bytes, here.
-		f.src = b
+		// Not parsed ahead yet: the loader's bytes, here (the same as
+		// given ones, which another request may be reading).
+		if !f.given {
+			f.src = b
+		}
 		f.tree, f.err = parser.ParseFile(name, b, cfg)
 		close(f.done)
 		return f.tree, f.err
