@@ -363,11 +363,12 @@ func (l *loader) run(dir string) {
 // loadFromHeaders loads a package large enough to shard with cue/load
 // handed only each file's header (parseahead.Header), its files parsed
 // on every CPU meanwhile, and puts their trees in the instance: cue/load
-// reads, decodes and parses every file of a package on one goroutine,
-// most of a second for a thousand workload files. Where the trees could
-// make a difference it returns false, and the package is loaded as
-// written: a load error, a file that does not parse (cue/load reports
-// it), a file-level @extern (cue/load reads its embeds from the body).
+// reads, decodes and parses every file of a package on one goroutine
+// (0.17 to 0.3 s of a cold vet of a thousand workload files, before any
+// shard can start). Where the trees could make a difference it returns
+// false, and the caller loads the package as written: a load error, a
+// file that does not parse (cue/load reports it), a file-level @extern
+// (cue/load reads its embeds from the body).
 func (l *loader) loadFromHeaders(root string, args, files []string, sources map[string][]byte, overlay map[string]load.Source) ([]*build.Instance, bool) {
 	if size := l.opts.shardSize(); size == 0 || len(files) <= size {
 		return nil, false
