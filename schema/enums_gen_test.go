@@ -9,12 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/format"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/wlcdev/wlc/internal/testenv"
 	"github.com/wlcdev/wlc/schema"
@@ -117,29 +116,24 @@ func TestEnumsCUE(t *testing.T) {
 // without the #.
 func enumLists(t *testing.T) map[string][]string {
 	t.Helper()
-	inst := build.NewContext().NewInstance("", nil)
-	inst.ImportPath = schema.ImportPath
-	inst.PkgName = "schema"
+	files := fstest.MapFS{"open.cue": {Data: []byte("package schema\n\n_enumRE: [string]: string\n_joined: [string]: string\n_orJoin: [string]: string\n")}}
 	names, err := fs.Glob(schema.Files, "*.cue")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs := map[string][]byte{"open.cue": []byte("package schema\n\n_enumRE: [string]: string\n_joined: [string]: string\n_orJoin: [string]: string\n")}
 	for _, n := range names {
-		if n != enumsFile {
-			if srcs[n], err = fs.ReadFile(schema.Files, n); err != nil {
-				t.Fatal(err)
-			}
+		if n == enumsFile {
+			continue
 		}
-	}
-	for n, src := range srcs {
-		f, err := parser.ParseFile(n, src, parser.ParseComments)
+		src, err := fs.ReadFile(schema.Files, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := inst.AddSyntax(f); err != nil {
-			t.Fatal(err)
-		}
+		files[n] = &fstest.MapFile{Data: src}
+	}
+	inst, err := schema.EmbeddedInstance(files, schema.ImportPath, "schema", "schema/")
+	if err != nil {
+		t.Fatal(err)
 	}
 	v := cuecontext.New().BuildInstance(inst)
 	if err := v.Err(); err != nil {

@@ -5,28 +5,17 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/wlcdev/wlc/schema"
 )
 
-// catalog is the schema's hardware catalog (hardware.cue, with the enum
-// constants its types read): which architecture a GPU is, and how vLLM
-// runs each precision there.
+// catalog is the schema's hardware catalog (hardware.cue): which
+// architecture a GPU is, and how vLLM runs each precision there.
 var catalog = sync.OnceValues(func() (map[string]schema.Hardware, map[string]schema.ArchitectureFacts) {
-	inst := build.NewContext().NewInstance("", nil)
-	inst.PkgName = "schema"
-	for _, name := range []string{"hardware.cue", "enums_gen.cue"} {
-		src, err := schema.Files.ReadFile(name)
-		if err != nil {
-			return nil, nil
-		}
-		f, err := parser.ParseFile(name, src)
-		if err != nil || inst.AddSyntax(f) != nil {
-			return nil, nil
-		}
+	inst, err := schema.Instance()
+	if err != nil {
+		return nil, nil
 	}
 	v := cuecontext.New().BuildInstance(inst)
 	var hw map[string]schema.Hardware

@@ -8,14 +8,10 @@ package ingest
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"sort"
 	"sync"
 
 	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/wlcdev/wlc/schema"
 )
@@ -115,26 +111,9 @@ func ShapesOf(schemaPkg cue.Value) (string, error) {
 // compileSchema builds the embedded schema package (the binary's own, so
 // a stale copy in a workloads module cannot change what rows look like).
 func compileSchema(ctx *cue.Context) (cue.Value, error) {
-	inst := build.NewContext().NewInstance("", nil)
-	inst.ImportPath = schema.ImportPath
-	inst.PkgName = "schema"
-	names, err := fs.Glob(schema.Files, "*.cue")
+	inst, err := schema.Instance()
 	if err != nil {
 		return cue.Value{}, err
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		src, err := schema.Files.ReadFile(n)
-		if err != nil {
-			return cue.Value{}, err
-		}
-		f, err := parser.ParseFile("schema/"+n, src, parser.ParseComments)
-		if err != nil {
-			return cue.Value{}, fmt.Errorf("embedded schema: %w", err)
-		}
-		if err := inst.AddSyntax(f); err != nil {
-			return cue.Value{}, fmt.Errorf("embedded schema: %w", err)
-		}
 	}
 	v := ctx.BuildInstance(inst)
 	return v, v.Err()

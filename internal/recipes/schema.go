@@ -9,12 +9,9 @@ package recipes
 
 import (
 	"fmt"
-	"io/fs"
-	"sort"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/build"
-	"cuelang.org/go/cue/parser"
 
 	"github.com/wlcdev/wlc/schema"
 	"github.com/wlcdev/wlc/schema/recipe"
@@ -54,11 +51,11 @@ type Vocabulary struct {
 // CompileSchema builds the embedded recipe package (schema/recipe) and
 // the workload schema it imports in ctx.
 func CompileSchema(ctx *cue.Context) (*Schema, error) {
-	sch, err := instance(schema.Files, schema.ImportPath, "schema", "schema/")
+	sch, err := schema.Instance()
 	if err != nil {
 		return nil, err
 	}
-	rec, err := instance(recipe.Files, recipe.ImportPath, "recipe", "schema/recipe/")
+	rec, err := schema.EmbeddedInstance(recipe.Files, recipe.ImportPath, "recipe", "schema/recipe/")
 	if err != nil {
 		return nil, err
 	}
@@ -70,33 +67,6 @@ func CompileSchema(ctx *cue.Context) (*Schema, error) {
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
 	return SchemaFrom(vals[0], vals[1])
-}
-
-// instance is an unbuilt instance of the embedded package in files; dir
-// prefixes its file names in positions.
-func instance(files fs.FS, importPath, pkg, dir string) (*build.Instance, error) {
-	inst := build.NewContext().NewInstance("", nil)
-	inst.ImportPath = importPath
-	inst.PkgName = pkg
-	names, err := fs.Glob(files, "*.cue")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		src, err := fs.ReadFile(files, n)
-		if err != nil {
-			return nil, err
-		}
-		f, err := parser.ParseFile(dir+n, src, parser.ParseComments)
-		if err != nil {
-			return nil, fmt.Errorf("embedded schema: %w", err)
-		}
-		if err := inst.AddSyntax(f); err != nil {
-			return nil, fmt.Errorf("embedded schema: %w", err)
-		}
-	}
-	return inst, nil
 }
 
 // SchemaFrom reads the recipe definitions and tables from the built recipe
