@@ -151,7 +151,7 @@ func (w *stringWalk) walk(v reflect.Value, pattern string, mapValue bool) {
 	case reflect.Struct:
 		t := v.Type()
 		for i, sf := range jsonFields(t) {
-			if sf.skip || !holdsStrings(t.Field(i).Type) {
+			if sf.skip {
 				continue
 			}
 			if sf.name == "" { // embedded or untagged: same level
@@ -194,7 +194,8 @@ func joinPattern(pattern, name string) string {
 }
 
 // jsonField is a struct field as the walk sees it: its JSON name ("" for
-// an embedded or untagged field, walked at the same level), or skipped.
+// an embedded or untagged field, walked at the same level), or skipped
+// (unexported, json:"-", or a type that holds no string).
 type jsonField struct {
 	name string
 	skip bool
@@ -202,7 +203,7 @@ type jsonField struct {
 
 var jsonFieldsCache sync.Map // reflect.Type -> []jsonField
 
-// jsonFields reads t's fields' JSON names once per type.
+// jsonFields reads t's fields once per type.
 func jsonFields(t reflect.Type) []jsonField {
 	if c, ok := jsonFieldsCache.Load(t); ok {
 		return c.([]jsonField)
@@ -211,7 +212,7 @@ func jsonFields(t reflect.Type) []jsonField {
 	for i := range out {
 		sf := t.Field(i)
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		out[i] = jsonField{name: name, skip: !sf.IsExported() || name == "-"}
+		out[i] = jsonField{name: name, skip: !sf.IsExported() || name == "-" || !holdsStrings(sf.Type)}
 	}
 	jsonFieldsCache.Store(t, out)
 	return out
