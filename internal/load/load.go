@@ -353,11 +353,19 @@ func (l *loader) run(dir string) {
 	l.decodeProfiles(pkg)
 	if shards == nil {
 		l.decodeWorkloads(pkg)
-	} else if !l.evalShards(insts[0], shards) {
+		l.checkDefinedTwice(workloadDefs(l.files))
+		return
+	}
+	// From here the shard plan alone holds the workload files' trees
+	// (see shardPlan.inst): what the package's checks need of them is
+	// taken now.
+	defs := workloadDefs(l.files)
+	l.files, insts[0].Files = shards.shared, nil
+	if !l.evalShards(insts[0], shards) {
 		l.unsharded = true
 		return
 	}
-	l.checkDefinedTwice()
+	l.checkDefinedTwice(defs)
 }
 
 // loadFromHeaders loads a package large enough to shard with cue/load
@@ -393,6 +401,7 @@ func (l *loader) loadFromHeaders(root string, args, files []string, sources map[
 		withHeaders[files[i]] = load.FromBytes(h)
 	}
 	ahead := parseahead.New(files, sources)
+	defer ahead.Forget()
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: withHeaders, ParseFile: ahead.ParseFile}
 	insts := load.Instances(args, cfg)
 	ahead.Stop()

@@ -41,6 +41,13 @@ const shardFiles = 32
 type shardPlan struct {
 	shared []*ast.File   // in every shard: everything but workload files
 	shards [][]*ast.File // runs of workload files, in package order
+	// inst are the files of each shard's instance: the shared files and
+	// the shard's, in package order. The plan is the one holder of a
+	// workload file's tree once the load starts the shards, and lets go of
+	// a shard's (shards, inst) when it is evaluated: a thousand workload
+	// files' trees are some 14 MB, live to the end, for the collector to
+	// mark and the heap to grow by (see evalShards).
+	inst [][]*ast.File
 	// profiles says which profiles a shard may leave out (nil: none; see
 	// shard_profiles.go).
 	profiles *profilePlan
@@ -127,6 +134,15 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	}
 	if len(p.shards) < least {
 		return nil
+	}
+	order := make(map[*ast.File]int, len(files))
+	for i, f := range files {
+		order[f] = i
+	}
+	for _, sh := range p.shards {
+		in := slices.Concat(p.shared, sh)
+		slices.SortFunc(in, func(a, b *ast.File) int { return order[a] - order[b] })
+		p.inst = append(p.inst, in)
 	}
 	return p
 }
@@ -294,6 +310,14 @@ type shardResult struct {
 	usedRecipes, cached bool
 }
 
+// testHookShards lets a test see a sharded load's plan before the
+// shards are evaluated, and run code as each shard's trees are let go
+// (nil otherwise).
+var testHookShards *struct {
+	planned  func(*shardPlan)
+	released func(shard int)
+}
+
 // evalShards evaluates the workloads of every shard of p, GOMAXPROCS
 // shards at a time, each in its own cue.Context, and merges their
 // findings and workloads into l.res in package order. It returns false,
@@ -302,15 +326,26 @@ type shardResult struct {
 func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
 	shared, cacheable := l.sharedKey(p)
+	if testHookShards != nil {
+		testHookShards.planned(p)
+	}
 	par.Do(len(p.shards), func(i int) {
+		// Done with the shard's trees (see shardPlan.inst): index i is
+		// this goroutine's alone.
+		defer func() {
+			p.shards[i], p.inst[i] = nil, nil
+			if testHookShards != nil {
+				testHookShards.released(i)
+			}
+		}()
 		if !cacheable {
-			results[i] = l.evalShard(pkgInst, p, p.shards[i])
+			results[i] = l.evalShard(pkgInst, p, i)
 			return
 		}
 		k := l.shardKey(shared, p.shards[i])
 		r, ok := l.cachedShard(k)
 		if !ok {
-			r = l.evalShard(pkgInst, p, p.shards[i])
+			r = l.evalShard(pkgInst, p, i)
 			l.storeShard(k, r)
 		}
 		results[i] = r
@@ -359,24 +394,17 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 // package (same import path, so hidden names and messages are the
 // package's) in a context of its own, and runs the workload part of the
 // load on it with a loader of its own.
-func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, files []*ast.File) *shardResult {
-	inShard := map[*ast.File]bool{}
-	for _, f := range p.shared {
-		inShard[f] = true
-	}
-	for _, f := range files {
-		inShard[f] = true
-	}
+func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardResult {
 	inst := *pkgInst
-	inst.Files = slices.DeleteFunc(slices.Clone(pkgInst.Files), func(f *ast.File) bool { return !inShard[f] })
+	inst.Files = p.inst[i]
 	written := inst.Files
 	pruned := false
-	if keep := p.profiles.keep(files); keep != nil {
+	if keep := p.profiles.keep(p.shards[i]); keep != nil {
 		repl := pruneProfiles(p.shared, keep)
 		inst.Files = slices.Clone(written)
-		for i, f := range inst.Files {
+		for j, f := range inst.Files {
 			if r, ok := repl[f]; ok {
-				inst.Files[i], pruned = r, true
+				inst.Files[j], pruned = r, true
 			}
 		}
 	}

@@ -35,16 +35,17 @@ import (
 // profilePlan is what pruning needs from the package's files.
 type profilePlan struct {
 	declared map[string]bool // the profiles the shared files declare
-	// named maps a workload file to the profile literals each of its
-	// workloads writes, every workload listed ("" for a profile field
-	// that is not a literal).
-	named map[*ast.File]map[string][]string
+	// named maps a workload file's name to the profile literals each of
+	// its workloads writes, every workload listed ("" for a profile field
+	// that is not a literal). By name, not tree: the plan outlives the
+	// shards, and a tree is let go once its shard is evaluated.
+	named map[string]map[string][]string
 }
 
 // planProfiles reads the package's files for pruning; nil says every
 // shard keeps every profile.
 func planProfiles(shared, workloadFiles []*ast.File) *profilePlan {
-	p := &profilePlan{declared: map[string]bool{}, named: map[*ast.File]map[string][]string{}}
+	p := &profilePlan{declared: map[string]bool{}, named: map[string]map[string][]string{}}
 	for _, f := range shared {
 		if !declaredProfiles(f, p.declared) {
 			return nil
@@ -70,7 +71,7 @@ func planProfiles(shared, workloadFiles []*ast.File) *profilePlan {
 		return nil
 	}
 	for i, f := range workloadFiles {
-		p.named[f] = named[i]
+		p.named[f.Filename] = named[i]
 	}
 	return p
 }
@@ -93,7 +94,7 @@ func (p *profilePlan) keep(files []*ast.File) map[string]bool {
 	}
 	per := map[string][]string{}
 	for _, f := range files {
-		for w, lits := range p.named[f] {
+		for w, lits := range p.named[f.Filename] {
 			per[w] = append(per[w], lits...)
 		}
 	}

@@ -45,31 +45,9 @@ func (l *loader) checkTopLevel() {
 
 // checkDefinedTwice names both files when a workload defined in several
 // files fails: CUE blames one field of the conflict, and the user needs to
-// know the other definition exists.
-func (l *loader) checkDefinedTwice() {
-	defs := map[string][]token.Pos{}
-	for _, f := range l.files {
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.Field)
-			if !ok {
-				continue
-			}
-			if name, _, err := ast.LabelName(fd.Label); err != nil || name != "workloads" {
-				continue
-			}
-			st, ok := fd.Value.(*ast.StructLit)
-			if !ok {
-				continue
-			}
-			for _, e := range st.Elts {
-				if wf, ok := e.(*ast.Field); ok {
-					if w, _, err := ast.LabelName(wf.Label); err == nil {
-						defs[w] = append(defs[w], wf.Label.Pos())
-					}
-				}
-			}
-		}
-	}
+// know the other definition exists. defs are workloadDefs' of the
+// package's files.
+func (l *loader) checkDefinedTwice(defs map[string][]token.Pos) {
 	names := make([]string, 0, len(defs))
 	for n, ps := range defs {
 		if len(ps) > 1 {
@@ -100,4 +78,33 @@ func (l *loader) checkDefinedTwice() {
 
 func (l *loader) addAt(at position, path, msg string) {
 	l.res.Diags.Add(diag.Diagnostic{Severity: diag.Error, File: at.File, Line: at.Line, Column: at.Column, Path: path, Message: msg})
+}
+
+// workloadDefs lists, for each workload name, the positions of its
+// definitions (`workloads: name:` labels) in files, in order.
+func workloadDefs(files []*ast.File) map[string][]token.Pos {
+	defs := map[string][]token.Pos{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			if name, _, err := ast.LabelName(fd.Label); err != nil || name != "workloads" {
+				continue
+			}
+			st, ok := fd.Value.(*ast.StructLit)
+			if !ok {
+				continue
+			}
+			for _, e := range st.Elts {
+				if wf, ok := e.(*ast.Field); ok {
+					if w, _, err := ast.LabelName(wf.Label); err == nil {
+						defs[w] = append(defs[w], wf.Label.Pos())
+					}
+				}
+			}
+		}
+	}
+	return defs
 }

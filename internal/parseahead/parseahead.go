@@ -138,6 +138,24 @@ func (p *Parser) Stop() {
 	p.wg.Wait()
 }
 
+// Forget drops the trees and sources the parser holds, once the loader
+// and Trees have been handed theirs: cue/load keeps its Config, and with
+// it this parser (its ParseFile), as long as the instances it returned
+// live, which would keep every file's tree alive as long as those, where
+// a caller may let go of each tree once it is done with it. A later
+// request parses a tree of its own. Call it once the loader is done
+// with the parser, after Stop (and Trees).
+func (p *Parser) Forget() {
+	for _, f := range p.files {
+		if !f.claimed.Swap(true) {
+			close(f.done) // never parsed ahead (stopped before it)
+		}
+		<-f.done
+		f.handed.Store(true)
+		f.tree, f.src, f.err = nil, nil, nil
+	}
+}
+
 // Header is the part of a file's source cue/load reads to place the file
 // in its package: its attributes, package clause and comments up to the
 // end of that clause, or nil for a file with imports (cue/load refuses an

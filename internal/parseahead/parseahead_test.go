@@ -218,3 +218,37 @@ func TestTreesAfterHeaders(t *testing.T) {
 		t.Error("Trees: ok before the loader asked for a parse")
 	}
 }
+
+// TestForget: after Forget the parser holds no tree (the trees it handed
+// out are their holders' alone), files never parsed ahead (the parsing
+// stopped first) do not make it wait, and a later request gets a tree of
+// its own that reads as the file.
+func TestForget(t *testing.T) {
+	_, names := module(t, 40, nil)
+	sources := read(t, names)
+	p := New(names, sources)
+	cfg := parser.NewConfig(parser.ParseComments)
+	first, err := p.ParseFile(names[0], sources[names[0]], cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop() // most files are not parsed yet
+	p.Forget()
+	for _, f := range p.files {
+		if f.tree != nil || f.src != nil {
+			t.Fatalf("%s: the parser still holds its tree or source after Forget", f.name)
+		}
+	}
+	again, err := p.ParseFile(names[0], sources[names[0]], cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again == first {
+		t.Error("a request after Forget got the tree handed before it")
+	}
+	got, _ := format.Node(again)
+	want, _ := format.Node(first)
+	if string(got) != string(want) {
+		t.Errorf("the tree parsed after Forget reads\n%s\nwant\n%s", got, want)
+	}
+}
