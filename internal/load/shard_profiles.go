@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue/ast"
-	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/par"
@@ -248,15 +247,7 @@ func profileLiteral(fd *ast.Field) string {
 	if _, ok := plainLabel(fd); !ok {
 		return ""
 	}
-	b, ok := fd.Value.(*ast.BasicLit)
-	if !ok || b.Kind != token.STRING {
-		return ""
-	}
-	u, err := literal.Unquote(b.Value)
-	if err != nil {
-		return ""
-	}
-	return u
+	return stringLit(fd.Value)
 }
 
 // pruneProfiles returns shared with only the profiles in keep declared:

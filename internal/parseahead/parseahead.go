@@ -30,6 +30,11 @@ type Parser struct {
 	cfg  parser.Config // the configuration files are parsed ahead with
 	stop atomic.Bool
 	wg   sync.WaitGroup
+
+	// asked is the configuration of the loader's first full parse (set
+	// once, by askOnce): trees parsed ahead with another are not its.
+	askOnce sync.Once
+	asked   parser.Config
 }
 
 type file struct {
@@ -46,7 +51,7 @@ type file struct {
 
 // New returns a parser for the files names (absolute file names, in the
 // order the loader reads them), which it parses ahead once the loader asks
-// for the first of them. sources holds the contents of those already
+// for the first of them (or from Start). sources holds the contents of those already
 // read; the others are read ahead too.
 func New(names []string, sources map[string][]byte) *Parser {
 	p := &Parser{byName: map[string]*file{}}
@@ -62,6 +67,25 @@ func New(names []string, sources map[string][]byte) *Parser {
 	return p
 }
 
+// Start parses ahead from now, with cfg, before the loader's first
+// request: the configuration the caller expects that request to ask for
+// (cue/load's: comments kept, the module's language version). Trees
+// reports false if the loader asks for another, and a request with
+// another gets a tree of its own.
+func (p *Parser) Start(cfg parser.Config) { p.start(cfg) }
+
+// start starts parsing ahead with cfg, unless it has started: a goroutine
+// per CPU parses (the loader's own work between two files is a small part
+// of a parse, so it mostly waits for the next tree).
+func (p *Parser) start(cfg parser.Config) {
+	p.once.Do(func() {
+		p.cfg = cfg
+		for range runtime.GOMAXPROCS(0) {
+			p.wg.Go(p.work)
+		}
+	})
+}
+
 // ParseFile is cue/load's Config.ParseFile.
 func (p *Parser) ParseFile(name string, src any, cfg parser.Config) (*ast.File, error) {
 	f := p.byName[name]
@@ -69,17 +93,11 @@ func (p *Parser) ParseFile(name string, src any, cfg parser.Config) (*ast.File, 
 	if f == nil || !isBytes || cfg.Mode&(parser.PackageClauseOnly|parser.ImportsOnly) != 0 {
 		return parser.ParseFile(name, src, cfg)
 	}
-	// The first full parse fixes the configuration: cue/load asks for
-	// every file of a module with the same one (the module's language
-	// version, comments kept). A goroutine per CPU parses: the loader's
-	// own work between two files is a small part of a parse, so it
-	// mostly waits for the next tree.
-	p.once.Do(func() {
-		p.cfg = cfg
-		for range runtime.GOMAXPROCS(0) {
-			p.wg.Go(p.work)
-		}
-	})
+	// The first full parse fixes the configuration (unless Start did):
+	// cue/load asks for every file of a module with the same one (the
+	// module's language version, comments kept).
+	p.askOnce.Do(func() { p.asked = cfg })
+	p.start(cfg)
 	if f.given && !bytes.Equal(b, f.src) {
 		// Not the file's bytes (a Header, or a file that changed since
 		// it was read): parsed here, leaving the file's own bytes to be
@@ -182,12 +200,13 @@ func Header(name string, src []byte) []byte {
 // the bytes handed to New and with the configuration of the loader's
 // first full parse, and returns every file's tree by name. It reports
 // false when the loader asked for no full parse (no configuration to
-// parse with) or a file does not parse: the loader, handed the files
+// parse with), when it asked with another configuration than Start's,
+// or when a file does not parse: the loader, handed the files
 // themselves, reports that error. Call it after Stop.
 func (p *Parser) Trees() (map[string]*ast.File, bool) {
-	started := true
-	p.once.Do(func() { started = false })
-	if !started {
+	askedFor := true
+	p.askOnce.Do(func() { askedFor = false })
+	if !askedFor || p.asked != p.cfg {
 		return nil, false
 	}
 	p.stop.Store(false)

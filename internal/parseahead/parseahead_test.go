@@ -181,33 +181,38 @@ func TestTreesAfterHeaders(t *testing.T) {
 	if headers != 31 {
 		t.Fatalf("%d files handed as headers, want 31 (those without imports)", headers)
 	}
-	p := New(names, sources)
-	insts := load.Instances([]string{"./pkg"}, &load.Config{Dir: root, Overlay: overlay, ParseFile: p.ParseFile})
-	p.Stop()
-	trees, ok := p.Trees()
+	got, ok := fromHeaders(root, names, sources, overlay, nil)
 	if !ok {
 		t.Fatal("Trees: not ok")
 	}
-	var b strings.Builder
-	for _, inst := range insts {
-		fmt.Fprintf(&b, "instance %s: err %v\n", inst.ImportPath, inst.Err)
-		for i, f := range inst.Files {
-			if tree := trees[f.Filename]; tree != nil {
-				inst.Files[i] = tree
-			}
-			f = inst.Files[i]
-			src, err := format.Node(f)
-			fmt.Fprintf(&b, "file %s (%v, %d comment groups, %v):\n%s\n", f.Filename, f.Pos(), len(ast.Comments(f)), err, src)
-		}
-	}
-	if d := cmp.Diff(want, b.String()); d != "" {
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("a load from headers with Trees' trees differs (-files +headers):\n%s", d)
+	}
+
+	// Started before the loader asks, with the configuration it asks
+	// for (the module's language version, comments kept): the same;
+	// with another, Trees reports false.
+	module := parser.NewConfig(parser.ParseComments).Apply(parser.Version("v0.17.0"))
+	got, ok = fromHeaders(root, names, sources, overlay, &module)
+	if !ok {
+		t.Fatal("Trees after Start with the loader's configuration: not ok")
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("a load from headers started ahead differs (-files +headers):\n%s", d)
+	}
+	for _, other := range []parser.Config{
+		parser.NewConfig(parser.ParseComments).Apply(parser.Version("v0.9.0")),
+		parser.NewConfig().Apply(parser.Version("v0.17.0")),
+	} {
+		if _, ok := fromHeaders(root, names, sources, overlay, &other); ok {
+			t.Errorf("Trees after Start with %+v: ok, though the loader asked for %+v", other, module)
+		}
 	}
 
 	// A file that does not parse: Trees says so (the loader, handed the
 	// file, reports it).
 	sources[names[0]] = []byte("package pkg\n\nitems: {\n")
-	p = New(names, sources)
+	p := New(names, sources)
 	p.ParseFile(names[1], sources[names[1]], parser.NewConfig(parser.ParseComments))
 	p.Stop()
 	if _, ok := p.Trees(); ok {
@@ -251,4 +256,33 @@ func TestForget(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("the tree parsed after Forget reads\n%s\nwant\n%s", got, want)
 	}
+}
+
+// fromHeaders loads root's package handed overlay (the files' headers)
+// with a Parser (started ahead with start, if not nil) and describes it
+// as loaded does, Trees' trees in place of the headers'; ok is Trees'.
+func fromHeaders(root string, names []string, sources map[string][]byte, overlay map[string]load.Source, start *parser.Config) (string, bool) {
+	p := New(names, sources)
+	if start != nil {
+		p.Start(*start)
+	}
+	insts := load.Instances([]string{"./pkg"}, &load.Config{Dir: root, Overlay: overlay, ParseFile: p.ParseFile})
+	p.Stop()
+	trees, ok := p.Trees()
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	for _, inst := range insts {
+		fmt.Fprintf(&b, "instance %s: err %v\n", inst.ImportPath, inst.Err)
+		for i, f := range inst.Files {
+			if tree := trees[f.Filename]; tree != nil {
+				inst.Files[i] = tree
+			}
+			f = inst.Files[i]
+			src, err := format.Node(f)
+			fmt.Fprintf(&b, "file %s (%v, %d comment groups, %v):\n%s\n", f.Filename, f.Pos(), len(ast.Comments(f)), err, src)
+		}
+	}
+	return b.String(), true
 }
