@@ -12,7 +12,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -180,9 +179,11 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 
 type loader struct {
 	opts Options
-	ctx  *cue.Context
-	cwd  string
-	res  *Result
+	// module is the module file's path and language version (useModule).
+	module moduleFile
+	ctx    *cue.Context
+	cwd    string
+	res    *Result
 	// schemaDir is <module>/schema: positions there are the schema's, not
 	// the user's, and are replaced by the blamed user field's position.
 	schemaDir string
@@ -294,10 +295,7 @@ func (l *loader) run(dir string) {
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
 	insts, ok := l.loadFromHeaders(root, args, cueFiles, sources, overlay)
 	if !ok {
-		ahead := parseahead.New(cueFiles, sources)
-		cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile}
-		insts = load.Instances(args, cfg)
-		ahead.Stop()
+		insts = l.instances(root, args, parseahead.New(cueFiles, sources), overlay)
 	}
 	resumeGC()
 	for _, inst := range insts {
@@ -405,15 +403,7 @@ func (l *loader) loadFromHeaders(root string, args, files []string, sources map[
 	}
 	ahead := parseahead.New(files, sources)
 	defer ahead.Forget()
-	if cfg, ok := moduleParserConfig(root); ok {
-		// Parsing while cue/load reads the module and places the
-		// files, on the CPU it leaves idle: ~25 ms sooner than its
-		// first request (a thousand files' load phase, 118 to 103 ms).
-		ahead.Start(cfg)
-	}
-	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: withHeaders, ParseFile: ahead.ParseFile}
-	insts := load.Instances(args, cfg)
-	ahead.Stop()
+	insts := l.instances(root, args, ahead, withHeaders)
 	for _, inst := range insts {
 		if inst.Err != nil {
 			return nil, false
@@ -466,22 +456,38 @@ func readFiles(files []string) map[string][]byte {
 	return out
 }
 
-// moduleParserConfig is the configuration cue/load parses the module's
-// files with, if module.cue says it plainly (`module: "…"`, `language:
-// version: "v…"`, literals): comments kept, the module's language
-// version. A guess, checked: parseahead uses trees parsed with it only if
-// cue/load asks for the same.
-func moduleParserConfig(root string) (parser.Config, bool) {
+// instances runs cue/load on args with overlay, the files parsed ahead
+// by ahead, which starts with the load where module.cue gives the parser's
+// configuration: parsing while cue/load reads the module and places the
+// files, on the CPU it leaves idle, ~25 ms sooner than its first request
+// (a thousand files' load phase, 118 to 103 ms).
+func (l *loader) instances(root string, args []string, ahead *parseahead.Parser, overlay map[string]load.Source) []*build.Instance {
+	if cfg, ok := l.module.parserConfig(); ok {
+		ahead.Start(cfg)
+	}
+	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile})
+	ahead.Stop()
+	return insts
+}
+
+// moduleFile is what the loader reads of cue.mod/module.cue: the module
+// path and the language version, each "" unless the file gives it as a
+// top-level literal (a module file is data: literals only).
+type moduleFile struct {
+	path, version string
+}
+
+func readModuleFile(root string) moduleFile {
 	name := filepath.Join(root, "cue.mod", "module.cue")
 	src, err := os.ReadFile(name)
 	if err != nil {
-		return parser.Config{}, false
+		return moduleFile{}
 	}
 	f, err := parser.ParseFile(name, src)
 	if err != nil {
-		return parser.Config{}, false
+		return moduleFile{} // cue/load reports it
 	}
-	module, version := "", ""
+	var m moduleFile
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.Field)
 		if !ok {
@@ -489,23 +495,31 @@ func moduleParserConfig(root string) (parser.Config, bool) {
 		}
 		switch label, _, _ := ast.LabelName(fd.Label); label {
 		case "module":
-			module = stringLit(fd.Value)
+			m.path = stringLit(fd.Value)
 		case "language":
 			if st, ok := fd.Value.(*ast.StructLit); ok {
 				for _, e := range st.Elts {
 					if v, ok := e.(*ast.Field); ok {
 						if l, _, _ := ast.LabelName(v.Label); l == "version" {
-							version = stringLit(v.Value)
+							m.version = stringLit(v.Value)
 						}
 					}
 				}
 			}
 		}
 	}
-	if module == "" || version == "" {
+	return m
+}
+
+// parserConfig is the configuration cue/load parses the module's files
+// with (comments kept, the module's language version), if the module
+// file says both. A guess, checked: parseahead uses trees parsed with it
+// only if cue/load asks for the same.
+func (m moduleFile) parserConfig() (parser.Config, bool) {
+	if m.path == "" || m.version == "" {
 		return parser.Config{}, false
 	}
-	return parser.NewConfig(parser.ParseComments).Apply(parser.Version(version)), true
+	return parser.NewConfig(parser.ParseComments).Apply(parser.Version(m.version)), true
 }
 
 // stringLit is the value of a plain string literal, or "".
@@ -587,20 +601,6 @@ func handsWholeProfile(v cue.Value) bool {
 	return op == cue.IndexOp
 }
 
-var moduleField = regexp.MustCompile(`(?m)^\s*module:\s*"([^"]+)"`)
-
-// modulePath reads the module path declared in <root>/cue.mod/module.cue.
-func modulePath(root string) string {
-	data, err := os.ReadFile(filepath.Join(root, "cue.mod", "module.cue"))
-	if err != nil {
-		return ""
-	}
-	if m := moduleField.FindSubmatch(data); m != nil {
-		return string(m[1])
-	}
-	return ""
-}
-
 // useModule points the loader at the schema of the module rooted at root
 // and returns the argument that loads it. In wlc's own module the schema
 // is its schema/ package; any other module (a team's repository) imports
@@ -609,7 +609,8 @@ func modulePath(root string) string {
 func (l *loader) useModule(root string) (schemaArg string) {
 	schemaArg = "./schema"
 	l.schemaDir = filepath.Join(root, "schema")
-	if mod := modulePath(root); mod != "" && mod != schema.ModulePath && mod+"@v0" != schema.ModulePath {
+	l.module = readModuleFile(root)
+	if mod := l.module.path; mod != "" && mod != schema.ModulePath && mod+"@v0" != schema.ModulePath {
 		schemaArg = schema.ImportPath
 		l.schemaDir = filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
 	}

@@ -11,8 +11,8 @@ import (
 	"cuelang.org/go/cue/parser"
 )
 
-// TestModuleParserConfig: the configuration moduleParserConfig reads from
-// module.cue is the one cue/load parses the module's files with, for the
+// TestModuleParserConfig: the parser configuration the loader reads from
+// module.cue (readModuleFile's parserConfig) is the one cue/load parses the module's files with, for the
 // ways module.cue is written; where it cannot say, it says so (and the
 // load parses as the loader asks).
 func TestModuleParserConfig(t *testing.T) {
@@ -53,9 +53,9 @@ func TestModuleParserConfig(t *testing.T) {
 				}
 				return parser.ParseFile(name, src, cfg)
 			}
-			got, ok := moduleParserConfig(root)
+			got, ok := readModuleFile(root).parserConfig()
 			if ok != tc.known {
-				t.Fatalf("moduleParserConfig: known %v, want %v", ok, tc.known)
+				t.Fatalf("parserConfig: known %v, want %v", ok, tc.known)
 			}
 			if !tc.known {
 				return
@@ -68,7 +68,7 @@ func TestModuleParserConfig(t *testing.T) {
 				t.Fatal("cue/load parsed no file whole")
 			}
 			if got != asked[0] {
-				t.Errorf("moduleParserConfig = %+v, cue/load asked for %+v", got, asked[0])
+				t.Errorf("parserConfig = %+v, cue/load asked for %+v", got, asked[0])
 			}
 		})
 	}
