@@ -3,8 +3,6 @@ package schema_test
 import (
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -98,16 +96,7 @@ func TestEnumsCUE(t *testing.T) {
 	if err != nil {
 		t.Fatalf("generated %s does not parse: %v\n%s", enumsFile, err, b.String())
 	}
-	path := filepath.Join(testenv.RepoRoot(t), "schema", enumsFile)
-	if os.Getenv("WLC_UPDATE") != "" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if want, _ := os.ReadFile(path); string(want) != string(got) {
-		t.Errorf("%s is stale against the schema's enum lists; regenerate with WLC_UPDATE=1 go test ./schema -run TestEnumsCUE", path)
-	}
+	testenv.Generated(t, "schema/"+enumsFile, got, "WLC_UPDATE=1 go test ./schema -run TestEnumsCUE (from the schema's enum lists)")
 }
 
 // enumLists evaluates the schema without the generated file (its names

@@ -2,8 +2,6 @@ package cmdline
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,15 +41,5 @@ func TestBenchOwnedCUE(t *testing.T) {
 		}
 	}
 	b.WriteString("}\n")
-	got := b.String()
-	path := filepath.Join(testenv.RepoRoot(t), "schema", "bench_owned.cue")
-	if os.Getenv("WLC_UPDATE") != "" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if want, _ := os.ReadFile(path); string(want) != got {
-		t.Errorf("%s is stale against cmdline.VLLMBench; regenerate with WLC_UPDATE=1 go test ./internal/cmdline", path)
-	}
+	testenv.Generated(t, "schema/bench_owned.cue", []byte(b.String()), "WLC_UPDATE=1 go test ./internal/cmdline (from cmdline.VLLMBench)")
 }

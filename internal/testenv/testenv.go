@@ -71,3 +71,21 @@ func CopyFile(t testing.TB, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// Generated holds the committed generated file at path (relative to the
+// repository root) to got, the bytes its generator test computed: with
+// WLC_UPDATE set it writes got there; otherwise it fails when they differ,
+// naming the stale file and the command (regen) that rewrites it.
+func Generated(t testing.TB, path string, got []byte, regen string) {
+	t.Helper()
+	path = filepath.Join(RepoRoot(t), filepath.FromSlash(path))
+	if os.Getenv("WLC_UPDATE") != "" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want, _ := os.ReadFile(path); string(want) != string(got) {
+		t.Errorf("%s is stale; regenerate with %s", path, regen)
+	}
+}
