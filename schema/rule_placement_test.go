@@ -7,6 +7,7 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/schema"
 )
@@ -106,4 +107,49 @@ func allCheck(labels []string) bool {
 		}
 	}
 	return true
+}
+
+// TestTypesShared keeps every field of a definition a workload evaluates
+// whose type is a disjunction (a default, an error() message) one
+// reference to its type in the definition's *Types (see #WorkloadTypes):
+// written in place, CUE evaluates the disjunction again in every
+// workload, set or not (~36,000 instructions a field a workload, ~12,000
+// referenced). Required fields are always set, so never shared, and are
+// left in place; the profiles' and catalogs' definitions are evaluated
+// once a load, not per workload, and are not checked.
+func TestTypesShared(t *testing.T) {
+	for _, p := range []string{"workload.cue", "shapes.cue", "disagg.cue"} {
+		src, err := schema.Files.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(p, src)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, decl := range f.Decls {
+			def, ok := decl.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, _, _ := ast.LabelName(def.Label)
+			st := structOf(def.Value)
+			if !strings.HasPrefix(name, "#") || strings.HasSuffix(name, "Types") || st == nil {
+				continue
+			}
+			for _, elt := range st.Elts {
+				field, ok := elt.(*ast.Field)
+				if !ok || field.Constraint == token.NOT {
+					continue
+				}
+				label, _, err := ast.LabelName(field.Label)
+				if err != nil {
+					continue // a pattern: it applies only to fields that are set
+				}
+				if b, ok := field.Value.(*ast.BinaryExpr); ok && b.Op == token.OR {
+					t.Errorf("%s: %s.%s: a disjunction written in place is evaluated again in every workload; move it into %sTypes and write %s: %sTypes.%s", field.Pos(), name, label, name, label, name, label)
+				}
+			}
+		}
+	}
 }
