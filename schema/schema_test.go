@@ -164,10 +164,10 @@ func goFields(t reflect.Type) map[string]goField {
 // field never encodes as a zero value (omitempty or a pointer).
 func TestSchemaMirror(t *testing.T) {
 	v := buildSchema(t, cuecontext.New())
-	// The fields a block's type depends on (#OnEngine, #OnRuntime), with
-	// their values.
+	// The fields a block's or field's type depends on (#OnEngine,
+	// #OnRuntime, #OnDataset), with their values.
 	choices := map[string][]string{}
-	for field, list := range map[string]string{"engine": "#Engines", "runtime": "#Runtimes"} {
+	for field, list := range map[string]string{"engine": "#Engines", "runtime": "#Runtimes", "dataset": "#VLLMBenchDatasets"} {
 		var values []string
 		if err := v.LookupPath(cue.ParsePath(list)).Decode(&values); err != nil || len(values) == 0 {
 			t.Fatalf("%s: %v (%d values)", list, err, len(values))
@@ -216,7 +216,7 @@ func TestSchemaMirror(t *testing.T) {
 }
 
 // choiceKind is the kind of field sel of dv (its value fv). A block whose
-// type depends on a field of dv (#OnEngine, #OnRuntime: the block's
+// type depends on a field of dv (#OnEngine, #OnRuntime, #OnDataset: the block's
 // definition for one engine or runtime, a refusal, which takes any value,
 // for the others) has the kinds every value of that field allows.
 func choiceKind(dv cue.Value, choices map[string][]string, sel cue.Selector, fv cue.Value) cue.Kind {

@@ -551,6 +551,28 @@ var constraintCases = []constraintCase{
 		},
 	},
 	{
+		// An unknown dataset is one error: the speed_bench fields' refusal
+		// names the config's dataset, which it cannot name here.
+		name: "vllm_bench/dataset-enum-with-speed_bench-field",
+		ok: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	vllm_bench: configs: [{name: "c", dataset: "speed_bench", speed_bench_category: "coding", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8}]
+`,
+		bad: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	vllm_bench: configs: [{name: "c", dataset: "sharegpt", speed_bench_category: "coding", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8}]
+`,
+		want: []string{
+			"workloads/w.cue:9:45: error: workloads.w.vllm_bench.configs[0].dataset: dataset must be random or speed_bench",
+		},
+	},
+	{
 		name: "vllm_bench/backend-enum",
 		ok: `	profile:       "H200"
 	gpus_per_node: 8
