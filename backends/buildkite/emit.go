@@ -1,6 +1,7 @@
 package buildkite
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +13,8 @@ import (
 	"github.com/buildkite/go-pipeline"
 	"github.com/buildkite/go-pipeline/ordered"
 	"gopkg.in/yaml.v3"
+
+	"github.com/wlcdev/wlc/internal/par"
 )
 
 // The pipeline YAML is written directly rather than through yaml.v3's
@@ -46,14 +49,27 @@ func (w *yamlWriter) pipeline(header string, p *pipeline.Pipeline) error {
 	}
 	w.b = append(w.b, header...)
 	w.b = append(w.b, "steps:\n"...)
-	for _, s := range p.Steps {
-		cs, ok := s.(*pipeline.CommandStep)
+	// A step's bytes depend on the step alone: each is written on every
+	// CPU by a writer of the goroutine's own (its scalar cache is not
+	// shared), then joined in order. One upload of 1,000 steps took ~60 ms
+	// on one CPU at the end of an export.
+	steps := make([][]byte, len(p.Steps))
+	errs := make([]error, len(p.Steps))
+	par.DoWith(len(p.Steps), func() *yamlWriter { return newYAMLWriter(64 << 10) }, func(sw *yamlWriter, i int) {
+		cs, ok := p.Steps[i].(*pipeline.CommandStep)
 		if !ok {
-			return errSlowPath
+			errs[i] = errSlowPath
+			return
 		}
-		if err := w.step(cs); err != nil {
-			return err
+		sw.b = sw.b[:0]
+		errs[i] = sw.step(cs)
+		steps[i] = bytes.Clone(sw.b)
+	})
+	for i, b := range steps {
+		if errs[i] != nil {
+			return errs[i]
 		}
+		w.b = append(w.b, b...)
 	}
 	if p.Env != nil && p.Env.Len() > 0 {
 		w.b = append(w.b, "env:\n"...)
