@@ -43,13 +43,24 @@ func TestShardTreesReleased(t *testing.T) {
 			}
 		},
 		released: func(i int) {
-			runtime.GC()
 			mu.Lock()
 			defer mu.Unlock()
 			released++
-			for _, w := range trees[i] {
-				if w.Value() != nil {
-					live++
+			// runtime.GC returns before its sweep is done when another
+			// cycle starts meanwhile (the other shards allocate), and a
+			// dead tree's weak pointer answers until its span is swept:
+			// a tree still answering after a few cycles is held.
+			for cycle := 1; ; cycle++ {
+				runtime.GC()
+				held := 0
+				for _, w := range trees[i] {
+					if w.Value() != nil {
+						held++
+					}
+				}
+				if held == 0 || cycle == 5 {
+					live += held
+					return
 				}
 			}
 		},
