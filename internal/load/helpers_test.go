@@ -11,6 +11,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/testenv"
 )
 
 const moduleCUE = `module: "github.com/wlcdev/wlc@v0"
@@ -53,15 +54,7 @@ func writePkg(t testing.TB, files map[string]string) string {
 	for k, v := range files {
 		all[k] = v
 	}
-	for name, data := range all {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, all)
 	return root
 }
 

@@ -1,20 +1,20 @@
 package load
 
 import (
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/parser"
+
+	"github.com/wlcdev/wlc/internal/testenv"
 )
 
 // TestModuleParserConfig: the parser configuration the loader reads from
-// module.cue (readModuleFile's parserConfig) is the one cue/load parses the module's files with, for the
-// ways module.cue is written; where it cannot say, it says so (and the
-// load parses as the loader asks).
+// module.cue (readModuleFile's parserConfig) is the one cue/load parses
+// the module's files with, for the ways module.cue is written; where it
+// cannot say, it says so (and the load parses as the loader asks).
 func TestModuleParserConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name, module string
@@ -30,17 +30,10 @@ func TestModuleParserConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			for name, text := range map[string]string{
+			testenv.WriteFiles(t, root, map[string]string{
 				"cue.mod/module.cue": tc.module,
 				"pkg/a.cue":          "package pkg\n\n// A.\na: 1\n",
-			} {
-				if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			})
 			var (
 				mu    sync.Mutex
 				asked []parser.Config

@@ -89,3 +89,18 @@ func Generated(t testing.TB, path string, got []byte, regen string) {
 		t.Errorf("%s is stale; regenerate with %s", path, regen)
 	}
 }
+
+// WriteFiles writes files (a slash-separated path under root → its
+// content) under root, making the directories they need.
+func WriteFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
