@@ -67,17 +67,14 @@ func New(names []string, sources map[string][]byte) *Parser {
 	return p
 }
 
-// Start parses ahead from now, with cfg, before the loader's first
-// request: the configuration the caller expects that request to ask for
+// Start parses ahead from now with cfg, unless parsing has started: the
+// configuration the caller expects the loader's first request to ask for
 // (cue/load's: comments kept, the module's language version). Trees
 // reports false if the loader asks for another, and a request with
-// another gets a tree of its own.
-func (p *Parser) Start(cfg parser.Config) { p.start(cfg) }
-
-// start starts parsing ahead with cfg, unless it has started: a goroutine
-// per CPU parses (the loader's own work between two files is a small part
-// of a parse, so it mostly waits for the next tree).
-func (p *Parser) start(cfg parser.Config) {
+// another gets a tree of its own. A goroutine per CPU parses (the
+// loader's own work between two files is a small part of a parse, so it
+// mostly waits for the next tree).
+func (p *Parser) Start(cfg parser.Config) {
 	p.once.Do(func() {
 		p.cfg = cfg
 		for range runtime.GOMAXPROCS(0) {
@@ -97,7 +94,7 @@ func (p *Parser) ParseFile(name string, src any, cfg parser.Config) (*ast.File, 
 	// cue/load asks for every file of a module with the same one (the
 	// module's language version, comments kept).
 	p.askOnce.Do(func() { p.asked = cfg })
-	p.start(cfg)
+	p.Start(cfg)
 	if f.given && !bytes.Equal(b, f.src) {
 		// Not the file's bytes (a Header, or a file that changed since
 		// it was read): parsed here, leaving the file's own bytes to be
