@@ -718,9 +718,13 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 		return
 	}
 	// Collect in source order (recipe derivation reports findings),
-	// validate and decode every workload in parallel (cue.Values are
-	// immutable and safe for concurrent use since CUE v0.17), then report
-	// and check in order, so output is the same as a sequential run.
+	// validate and decode every workload, then report and check in order.
+	// One goroutine: reading a value finalizes what it reaches, and a
+	// field that is one reference (`nodes: #WorkloadTypes.nodes`) is a
+	// vertex every workload shares, so two workloads read side by side
+	// evaluate it at once (the race detector saw CUE's scheduler written
+	// by two decodes, TestShardedLoadBundled). A large package's shards
+	// run side by side instead, each in its own context.
 	type job struct {
 		wv, pkg cue.Value
 		rd      *recipeDerivation
@@ -747,13 +751,12 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 			j.wv, j.pkg = j.rd.wv, l.pkg
 		}
 	}
-	par.Do(len(jobs), func(i int) {
-		j := jobs[i]
+	for _, j := range jobs {
 		l.progress(j.wv)
 		if j.err = j.wv.Validate(cue.Concrete(true), cue.Final()); j.err == nil {
 			j.decErr = cuedecode.Decode(j.wv, &j.w)
 		}
-	})
+	}
 	for _, j := range jobs {
 		wv := j.wv
 		before := len(l.res.Diags)
