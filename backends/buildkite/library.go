@@ -232,7 +232,25 @@ type segment struct {
 // library and of its own text, which holds what the library lacks;
 // adjacent ranges merge.
 func (l *library) plan(files [][][]byte) stepText {
-	var st stepText
+	// Each chunk is looked up once, and the own text allocated once at
+	// its size: grown by appends, it was a fifth of the library's time.
+	n := 0
+	for _, cs := range files {
+		n += len(cs)
+	}
+	at := make([]int, 0, n)
+	own := 0
+	for _, cs := range files {
+		for _, c := range cs {
+			off, ok := l.at[string(c)]
+			if !ok {
+				off = -1
+				own += len(c)
+			}
+			at = append(at, off)
+		}
+	}
+	st := stepText{plans: make([][]segment, 0, len(files)), own: make([]byte, 0, own)}
 	for _, cs := range files {
 		var segs []segment
 		add := func(s segment) {
@@ -243,7 +261,9 @@ func (l *library) plan(files [][][]byte) stepText {
 			segs = append(segs, s)
 		}
 		for _, c := range cs {
-			if off, ok := l.at[string(c)]; ok {
+			off := at[0]
+			at = at[1:]
+			if off >= 0 {
 				add(segment{lib: true, off: off, len: len(c)})
 				continue
 			}
