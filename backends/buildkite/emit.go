@@ -325,6 +325,9 @@ func (w *yamlWriter) scalar(ind int, v any) error {
 // oneLine is how yaml.v3 writes s as a value on one line (plain, single-
 // or double-quoted), asked once per distinct string.
 func (w *yamlWriter) oneLine(s string) (string, error) {
+	if singleQuoted(s) {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
+	}
 	if q, ok := w.scalars[s]; ok {
 		return q, nil
 	}
@@ -379,11 +382,33 @@ func (w *yamlWriter) literal(ind int, s string) error {
 	return nil
 }
 
+// singleQuoted reports whether yaml.v3 certainly writes s as a value in
+// single quotes: printable ASCII without a leading or trailing blank
+// (which would allow single quotes no more) holding ": ", which no plain
+// block scalar may, and which no YAML number, keyword or timestamp holds
+// (so yaml.v3 resolves it as a string and asks for plain, then settles for
+// single quotes; its line width is unbounded, so nothing folds). Each
+// step's label is such a string (":h200: <name>"); yaml.Marshal of one,
+// its encoder set up and torn down each time, was 2% of an export's CPU.
+func singleQuoted(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' || !strings.Contains(s, ": ") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // plainSafe reports whether yaml.v3 certainly writes s plain in a block
 // mapping: it starts with a letter that cannot begin a YAML 1.1/1.2
 // keyword or number (true, no, null, ~, digits, signs, dots are left to
 // yaml.v3), or with '/' or '_', and holds only letters, digits, and
-// `_ - . / :` with no `: ` (a ':' is always followed by a non-blank here).
+// `_ - . / : *` with no `: ` (a ':' is always followed by a non-blank
+// here; '*' is an indicator only first, as in artifact_paths'
+// results/<name>/**/*).
 func plainSafe(s string) bool {
 	if s == "" {
 		return false
@@ -400,7 +425,7 @@ func plainSafe(s string) bool {
 	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '*' {
 			continue
 		}
 		return false

@@ -57,6 +57,13 @@ func TestEmitMatchesYAMLv3(t *testing.T) {
 		"tab\there", "ctl\x01", "bell\a", "del\x7f", "nbsp\u00a0", "é", "日本", "emoji 🚀", "bom\ufeff", "\u2028",
 		"back\\slash", "it's", `say "hi"`, "$HOME", "$${X:-y}", "a  b", "nvidia.com/gpu", "HF_HOME", "timeout_in_minutes",
 		"<<", "=", "x=y", "a: b: c", "1 2", "-", "--", ":", "::", "a:b", "/path", "_x", "ŝ",
+		// Strings holding ": " (written in single quotes without yaml.v3)
+		// and '*' after the first character (written plain).
+		"it's: here", "a: b #c", "x: 'y'", `say: "hi"`, "a:  b", "a: b ", " a: b", "a: b\t", "é: x", "a: 日本",
+		"- a: b", "? a: b", "# a: b", "&a: b", "*a: b", "%a: b", "@a: b", "`a: b", "!a: b", "|a: b", ">a: b",
+		"[a: b]", "{a: b}", "a: b,c", "--- a: b", "... a: b", "1: 2", "true: x", "null: ~", "2001-12-14: x",
+		"a:b: c", "'a: b'", "a: b'", "a: ", ": a", ":h200: glm_4_6-h200_r0001", "a*", "a**b", "/x/**/*", "_*",
+		"x*:", "results/a b/**/*", "a*: b",
 	}
 	blocks := []string{
 		"echo a\necho b\n", "echo a\necho b", "a\n\nb\n", "# c\nx\n", "x\n\n", " x\ny\n", "\nx\n", "x \ny\n", "x\ny \n",
