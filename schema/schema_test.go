@@ -216,9 +216,9 @@ func TestSchemaMirror(t *testing.T) {
 }
 
 // choiceKind is the kind of field sel of dv (its value fv). A block whose
-// type depends on a field of dv (#OnEngine, #OnRuntime, #OnDataset: the block's
-// definition for one engine or runtime, a refusal, which takes any value,
-// for the others) has the kinds every value of that field allows.
+// type depends on a field of dv (#OnEngine, #OnRuntime, #OnDataset: the
+// block's definition for one engine, runtime or dataset, a refusal, which
+// takes any value, for the others) has the kinds every value of that field allows.
 func choiceKind(dv cue.Value, choices map[string][]string, sel cue.Selector, fv cue.Value) cue.Kind {
 	ck := fv.IncompleteKind() &^ cue.BottomKind
 	for field, values := range choices {
