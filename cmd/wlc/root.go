@@ -192,7 +192,8 @@ func Process() int {
 		debug.SetGCPercent(200)
 	}
 	// The heap the evaluator grows into, on huge pages where Linux
-	// offers them (internal/hugeheap says why and what it saves). 512 MiB
+	// offers them and the host does not take them back (internal/hugeheap
+	// says why, what it saves and where it costs). 512 MiB
 	// of address space covers a 2,000-workload vet; a larger heap grows
 	// on past it as before.
 	_, _ = hugeheap.Advise(512 << 20)

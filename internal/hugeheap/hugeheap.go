@@ -14,6 +14,12 @@
 // wall 1.48 → 1.16 s, CPU 2.66 → 2.15 s; cached export CPU 1.34 → 0.73 s
 // (8 and 4 interleaved runs, medians), peak RSS a few percent higher.
 //
+// Not on a virtual machine whose host takes free huge pages back (free
+// page reporting at a huge page's order or below, as on the Firecracker
+// machines wlc is measured on today): there each huge page is fresh host
+// memory, and the advice made a cold vet of 1,000 1.5× slower and a
+// cached export 1.7× (hostReclaimsHugePages has the figures).
+//
 // GODEBUG=disablethp=1, Go's own switch for huge pages on the heap, turns
 // it off; so does the system's "never" policy. It is skipped where the
 // reservation could fail outright (an address-space limit, strict
