@@ -193,10 +193,8 @@ func Process() int {
 	}
 	// The heap the evaluator grows into, on huge pages where Linux
 	// offers them and the host does not take them back (internal/hugeheap
-	// says why, what it saves and where it costs). 512 MiB
-	// of address space covers a 2,000-workload vet; a larger heap grows
-	// on past it as before.
-	_, _ = hugeheap.Advise(512 << 20)
+	// says why, what it saves and where it costs).
+	_, _ = hugeheap.Advise(hugeheap.Size)
 	// WLC_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof):
 	// where a slow vet or export spends its time, on the user's package.
 	if p := os.Getenv("WLC_CPUPROFILE"); p != "" {

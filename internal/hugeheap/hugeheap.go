@@ -28,6 +28,10 @@ package hugeheap
 
 import "errors"
 
+// Size is the heap address space wlc advises: it covers a 2,000-workload
+// vet; a larger heap grows on past it as before.
+const Size = 512 << 20
+
 // Range is the heap address range Advise advised.
 type Range struct {
 	Start, Len uintptr
@@ -41,3 +45,7 @@ var ErrSkipped = errors.New("hugeheap: not advised")
 // that says why it did nothing. Call it once, early, before the heap
 // grows and before a memory limit is set.
 func Advise(n int) (Range, error) { return advise(n) }
+
+// Check says whether Advise(n) would advise on this machine: nil, or an
+// error wrapping ErrSkipped that says why not. It reserves nothing.
+func Check(n int) error { return check(n) }

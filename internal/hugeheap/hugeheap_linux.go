@@ -13,14 +13,21 @@ import (
 )
 
 func advise(n int) (Range, error) {
+	if err := check(n); err != nil {
+		return Range{}, err
+	}
+	return reserve(n)
+}
+
+func check(n int) error {
 	reason := skipReason(n)
 	if reason == "" {
 		reason = hostReclaimsHugePages("/")
 	}
 	if reason != "" {
-		return Range{}, fmt.Errorf("%w: %s", ErrSkipped, reason)
+		return fmt.Errorf("%w: %s", ErrSkipped, reason)
 	}
-	return reserve(n)
+	return nil
 }
 
 // reserve maps n bytes of heap, advises them for huge pages and frees
@@ -107,5 +114,5 @@ func hostReclaimsHugePages(root string) string {
 	if order > hugeOrder {
 		return ""
 	}
-	return fmt.Sprintf("the host takes back free memory in blocks of order %d (page_reporting_order), at most a huge page's (%d): every huge page would be fresh host memory", order, hugeOrder)
+	return fmt.Sprintf("the host takes back free memory in blocks of order %d and up (page_reporting_order) and a huge page is order %d: every huge page would be fresh host memory", order, hugeOrder)
 }

@@ -128,11 +128,11 @@ func TestHostReclaimsHugePages(t *testing.T) {
 		{"no page reporting", nil, ""},
 		{"no device registered", map[string]string{orderFile: "-1\n"}, ""},
 		{"no device registered, unsigned", map[string]string{orderFile: "4294967295\n"}, ""},
-		{"huge-page order", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder), pmdFile: "2097152\n"}, fmt.Sprintf("order %d (page_reporting_order), at most a huge page's (%d)", hugeOrder, hugeOrder)},
-		{"below huge-page order", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder-4), pmdFile: "2097152\n"}, fmt.Sprintf("order %d", hugeOrder-4)},
-		{"huge-page order, PMD size unreadable", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder)}, fmt.Sprintf("at most a huge page's (%d)", hugeOrder)},
+		{"huge-page order", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder), pmdFile: "2097152\n"}, fmt.Sprintf("blocks of order %d and up (page_reporting_order) and a huge page is order %d", hugeOrder, hugeOrder)},
+		{"below huge-page order", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder-4), pmdFile: "2097152\n"}, fmt.Sprintf("blocks of order %d and up", hugeOrder-4)},
+		{"huge-page order, PMD size unreadable", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder)}, fmt.Sprintf("a huge page is order %d:", hugeOrder)},
 		{"above huge-page order", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder+2), pmdFile: "2097152\n"}, ""},
-		{"larger huge pages", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder+2), pmdFile: fmt.Sprintf("%d\n", 2097152<<4)}, fmt.Sprintf("at most a huge page's (%d)", hugeOrder+4)},
+		{"larger huge pages", map[string]string{orderFile: fmt.Sprintf("%d\n", hugeOrder+2), pmdFile: fmt.Sprintf("%d\n", 2097152<<4)}, fmt.Sprintf("a huge page is order %d:", hugeOrder+4)},
 		{"garbage", map[string]string{orderFile: "nine\n", pmdFile: "2097152\n"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,17 +159,21 @@ func TestHostReclaimsHugePages(t *testing.T) {
 
 // On this machine, Advise does what skipReason and hostReclaimsHugePages
 // say: it advises where neither objects and skips, naming the reason,
-// where one does (free page reporting on the VMs wlc is measured on).
+// where one does (free page reporting on the VMs wlc is measured on);
+// Check says the same without reserving.
 func TestAdviseFollowsHostReclaim(t *testing.T) {
 	want := skipReason(64 << 20)
 	if want == "" {
 		want = hostReclaimsHugePages("/")
 	}
+	checked := Check(64 << 20)
 	_, err := Advise(64 << 20)
 	switch {
-	case want == "" && err != nil:
-		t.Fatalf("Advise = %v, want the range advised", err)
+	case want == "" && (err != nil || checked != nil):
+		t.Fatalf("Advise = %v, Check = %v, want the range advised", err, checked)
 	case want != "" && (!errors.Is(err, ErrSkipped) || !strings.Contains(err.Error(), want)):
 		t.Fatalf("Advise = %v, want it skipped: %s", err, want)
+	case want != "" && (checked == nil || checked.Error() != err.Error()):
+		t.Fatalf("Check = %v, want Advise's %v", checked, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"runtime"
 )
 
-func advise(int) (Range, error) {
-	return Range{}, fmt.Errorf("%w: transparent huge pages are Linux's (this is %s)", ErrSkipped, runtime.GOOS)
+func advise(n int) (Range, error) { return Range{}, check(n) }
+
+func check(int) error {
+	return fmt.Errorf("%w: transparent huge pages are Linux's (this is %s)", ErrSkipped, runtime.GOOS)
 }

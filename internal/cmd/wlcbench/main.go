@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wlcdev/wlc/internal/hugeheap"
 )
 
 type options struct {
@@ -284,8 +286,15 @@ func run(o options, stdout, progress io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wlcbench: N = %s; %d repetition(s), interleaved (tool order shuffled each repetition, seeded)\n",
 		joinInts(o.ns), o.reps)
-	fmt.Fprintf(stdout, "  %s/%s, %d CPUs, load average %s at start, %s at end\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load0, loadavg())
+	fmt.Fprintf(stdout, "  %s/%s, %d CPUs%s, load average %s at start, %s at end\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), load0, loadavg())
+	// The machine's memory changes wlc's speed more than most code
+	// changes do (internal/hugeheap): say which case this run measured.
+	if err := hugeheap.Check(hugeheap.Size); err != nil {
+		fmt.Fprintf(stdout, "  wlc's heap is not on huge pages here: %s\n", strings.TrimPrefix(err.Error(), hugeheap.ErrSkipped.Error()+": "))
+	} else {
+		fmt.Fprintf(stdout, "  wlc's heap is on huge pages here\n")
+	}
 	if e.cue != "" {
 		fmt.Fprintf(stdout, "  cue %s (%s)\n", e.cueVersion, e.cue)
 	}
@@ -299,6 +308,22 @@ func run(o options, stdout, progress io.Writer) error {
 	fmt.Fprintln(stdout)
 	res.write(stdout)
 	return nil
+}
+
+// cpuModel is " (<model name>)" from /proc/cpuinfo, or "".
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			if v = strings.TrimSpace(v); v != "" {
+				return " (" + v + ")"
+			}
+		}
+	}
+	return ""
 }
 
 func loadavg() string {
