@@ -181,15 +181,21 @@ func Process() int {
 	// CUE's values are a large, pointer-rich live graph that every
 	// collection re-marks: at Go's default (GOGC=100) a 1,000-workload
 	// vet spent a quarter of its CPU marking. The sharded load keeps at
-	// most GOMAXPROCS shards alive, so a heap three times the live one
+	// most GOMAXPROCS shards alive, so a heap four times the live one
 	// stays small; --max-memory still caps it (budget.Run sets the memory
-	// limit). GOGC in the environment wins. More is not better: GOGC=300
-	// was 7% faster run after run alone, but 9% slower in wlcbench, where
-	// cue and the other runs between wlc's leave the memory a bigger
-	// heap must touch afresh (cold vet of 1,000, 5 interleaved runs:
-	// 1.39 s against 1.24 s wall, 257 MB against 207 MB).
+	// limit). GOGC in the environment wins. The best value follows what
+	// fresh memory costs: with the heap on huge pages, 300 was 9% slower
+	// than 200 in wlcbench (1.39 against 1.24 s, 257 against 207 MB),
+	// which internal/hugeheap no longer asks for on the hosts wlc is
+	// measured on (they take huge pages back). On 4 KiB pages, 300 was
+	// 0.95× 200's cold vet wall (14 pairs, each run after a plain cue
+	// vet, faster in 11) and 0.92× a cold export's (9 of 10); in two
+	// wlcbench runs vet 0.90× and 0.97× at 1,000, 0.88× at 2,000, export
+	// 0.95×, 0.97×, 0.91× and 0.81×, at 153–177 against 144–146 MB (256
+	// against 213 MB at 2,000). 400 and 600 were no faster than 300 (10
+	// interleaved runs each: 1.52, 1.60 against 1.54 s) at 209 and 245 MB.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
+		debug.SetGCPercent(300)
 	}
 	// The heap the evaluator grows into, on huge pages where Linux
 	// offers them and the host does not take them back (internal/hugeheap
