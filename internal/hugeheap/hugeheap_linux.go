@@ -81,18 +81,18 @@ func skipReason(n int) string {
 // hypervisor, which unmaps it; when the order is at most a huge page's,
 // free huge pages are reported soon after they are freed, and a
 // huge-page fault mostly takes one: 2 MiB of fresh host memory, which
-// the host faults in as well. On the
-// 2-CPU Firecracker machines wlc is measured on (order 9, 2 MiB), cold
-// vet of 1,000 workloads interleaved with plain cue vet as wlcbench runs
-// them, 12 runs each (medians): 2.13 s wall, 3.75 s CPU of which 1.20 s
-// in the kernel with the advice; 1.42 s, 2.64 s and 0.20 s without it.
-// Cached export of 1,000, 8 runs: 1.21 against 0.72 s wall. wlcbench
-// (N=1,000, 5 interleaved repetitions) had vet at 0.75× and export at
-// 0.63× the wall time without it. Where blocks are reported only above
-// a huge page's order, the huge pages the heap takes come from free
-// blocks of their own size or split larger ones, which the host still
-// backs, and the advice saves what the package comment says. root is
-// the file system root (a test's fixture, or "/").
+// the host faults in as well. On the 2-CPU Firecracker machines wlc is
+// measured on (order 9, 2 MiB), cold vet of 1,000 workloads interleaved
+// with plain cue vet as wlcbench runs them, 12 runs each (medians):
+// 2.13 s wall, 3.75 s CPU of which 1.20 s in the kernel with the advice;
+// 1.42 s, 2.64 s and 0.20 s without it. Cached export of 1,000, 8 runs:
+// 1.21 against 0.72 s wall. wlcbench (N=1,000, 5 interleaved
+// repetitions) had vet at 0.75× and export at 0.63× the wall time
+// without it. Where blocks are reported only above a huge page's order,
+// the huge pages the heap takes come from free blocks of their own size
+// or split larger ones, which the host still backs, and the advice saves
+// what the package comment says. root is the file system root (a test's
+// fixture, or "/").
 func hostReclaimsHugePages(root string) string {
 	data, err := os.ReadFile(filepath.Join(root, "sys/module/page_reporting/parameters/page_reporting_order"))
 	if err != nil {
@@ -100,17 +100,17 @@ func hostReclaimsHugePages(root string) string {
 	}
 	// Unset (no reporting device registered) reads as -1, or as its
 	// unsigned value.
-	order, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	order, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil || order < 0 {
 		return ""
 	}
-	huge := int64(21) // 2 MiB, the x86-64 and arm64 (4 KiB pages) PMD size
+	pmdShift := 21 // 2 MiB, the x86-64 and arm64 (4 KiB pages) PMD size
 	if data, err := os.ReadFile(filepath.Join(root, "sys/kernel/mm/transparent_hugepage/hpage_pmd_size")); err == nil {
 		if size, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err == nil && size > 0 {
-			huge = int64(bits.Len64(size) - 1)
+			pmdShift = bits.Len64(size) - 1
 		}
 	}
-	hugeOrder := huge - int64(bits.Len(uint(os.Getpagesize()))-1)
+	hugeOrder := pmdShift - (bits.Len(uint(os.Getpagesize())) - 1)
 	if order > hugeOrder {
 		return ""
 	}
