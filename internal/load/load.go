@@ -751,8 +751,12 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 			j.wv, j.pkg = j.rd.wv, l.pkg
 		}
 	}
+	var labels map[[2]string]token.Pos
+	if l.opts.Progress != nil {
+		labels = labelIndex(l.files)
+	}
 	for _, j := range jobs {
-		l.progress(j.wv)
+		l.progress(j.wv, labels)
 		if j.err = j.wv.Validate(cue.Concrete(true), cue.Final()); j.err == nil {
 			j.decErr = cuedecode.Decode(j.wv, &j.w)
 		}

@@ -1,0 +1,93 @@
+package load
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/parser"
+
+	"github.com/wlcdev/wlc/internal/testenv"
+)
+
+// TestLabelIndex: the index progress reads gives, for every two-label
+// path, the label labelPos finds (the first in files, declarations,
+// embeddings, & and parentheses order), on the bundled workloads and on
+// files that declare a workload in every way findLabel reaches, more
+// than once.
+func TestLabelIndex(t *testing.T) {
+	parse := func(name, src string) *ast.File {
+		f, err := parser.ParseFile(name, src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	crafted := []*ast.File{
+		parse("a.cue", `package workloads
+
+{workloads: embedded: {model: "m"}}
+workloads: ({anded: {}} & {plain: {}, anded: {}})
+workloads: {
+	{inner: {}}
+	"quoted name": {}
+	plain: {}
+}
+(profiles): {dyn: {}}
+profiles: H200: {}
+`),
+		parse("b.cue", `package workloads
+
+workloads: embedded: {}
+workloads: later: {}
+profiles: {H200: {}, B200: {}}
+`),
+	}
+	repo := testenv.RepoRoot(t)
+	names, err := filepath.Glob(filepath.Join(repo, "workloads", "*.cue"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no bundled workload files: %v", err)
+	}
+	var bundled []*ast.File
+	for _, n := range names {
+		src, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundled = append(bundled, parse(n, string(src)))
+	}
+	for _, c := range []struct {
+		name  string
+		files []*ast.File
+		want  int // paths at least
+	}{{"crafted", crafted, 8}, {"bundled", bundled, 20}} {
+		t.Run(c.name, func(t *testing.T) {
+			idx := labelIndex(c.files)
+			if len(idx) < c.want {
+				t.Fatalf("%d paths indexed, want at least %d: %v", len(idx), c.want, idx)
+			}
+			l := &loader{files: c.files}
+			for k, pos := range idx {
+				want := l.labelPos([]cue.Selector{cue.Str(k[0]), cue.Str(k[1])})
+				if pos != want {
+					t.Errorf("%s.%s: index %v, labelPos %v", k[0], k[1], pos, want)
+				}
+			}
+			for _, k := range [][2]string{{"workloads", "absent"}, {"absent", "plain"}, {"model", "m"}, {"profiles", "dyn"}} {
+				if p := l.labelPos([]cue.Selector{cue.Str(k[0]), cue.Str(k[1])}); p.IsValid() || idx[k].IsValid() {
+					t.Errorf("%s.%s: labelPos %v, index %v; want neither", k[0], k[1], p, idx[k])
+				}
+			}
+		})
+	}
+	// The first declaration wins: a.cue's embedded one, not b.cue's.
+	idx := labelIndex(crafted)
+	if p := idx[[2]string{"workloads", "embedded"}]; p.Filename() != "a.cue" || p.Line() != 3 {
+		t.Errorf("workloads.embedded at %v, want a.cue:3", p)
+	}
+	if p := idx[[2]string{"workloads", "anded"}]; p.Line() != 4 || p.Column() != 14 {
+		t.Errorf("workloads.anded at %v, want a.cue:4:14 (the left side of &)", p)
+	}
+}
