@@ -56,7 +56,7 @@ type shardPlan struct {
 // planShards splits files (in package order) into shards of at most size
 // workload files, or returns nil when the package must be evaluated as
 // one: fewer than least shards, or a file whose evaluation could depend on
-// another workload file (see workloadFile and refersToWorkloads).
+// another workload file (see workloadFile and referencedNames).
 func planShards(files []*ast.File, size, least int) *shardPlan {
 	if size < 1 {
 		return nil
@@ -64,12 +64,20 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	p := &shardPlan{}
 	var wfiles []*ast.File
 	var names [][]string
-	// Each file's tree is walked whole: on every CPU (a thousand
-	// workload files took 30 ms on one).
-	refers := make([]bool, len(files))
-	par.Do(len(files), func(i int) { refers[i] = refersToWorkloads(files[i]) })
-	if slices.Contains(refers, true) {
-		return nil
+	// Each file's tree is walked whole, once, on every CPU (a thousand
+	// workload files took 30 ms on one): the names it refers to say
+	// whether it reaches the workloads, and let planProfiles skip its
+	// own walks of a file that names no profile.
+	refs := make([]map[string]bool, len(files))
+	par.Do(len(files), func(i int) { refs[i] = referencedNames(files[i]) })
+	for _, names := range refs {
+		if names["workloads"] {
+			return nil
+		}
+	}
+	refsOf := make(map[*ast.File]map[string]bool, len(files))
+	for i, f := range files {
+		refsOf[f] = refs[i]
 	}
 	for _, f := range files {
 		ws, ok := workloadFile(f)
@@ -113,7 +121,7 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	// Units whose workloads name the same profiles go together, so that
 	// a shard evaluates few profiles (shard_profiles.go); otherwise, and
 	// within a group, package order.
-	p.profiles = planProfiles(p.shared, wfiles)
+	p.profiles = planProfiles(p.shared, wfiles, refsOf)
 	if p.profiles != nil {
 		keys := make(map[*ast.File]string, len(units))
 		for _, u := range units {
@@ -245,16 +253,17 @@ func declaresWorkloads(f *ast.File) bool {
 	return false
 }
 
-// refersToWorkloads reports whether f refers to the package's workloads
-// (an identifier `workloads` that is not a label): such a value depends on
-// every workload file, so no shard would see what the package sees.
-func refersToWorkloads(f *ast.File) bool {
-	found := false
+// referencedNames is the set of names f's identifiers refer to (see
+// valueIdents). One of them `workloads` (an identifier, not a label)
+// makes f's value depend on every workload file, so no shard would see
+// what the package sees.
+func referencedNames(f *ast.File) map[string]bool {
+	names := map[string]bool{}
 	valueIdents(f, nil, func(id *ast.Ident) bool {
-		found = id.Name == "workloads"
-		return !found
+		names[id.Name] = true
+		return true
 	})
-	return found
+	return names
 }
 
 // valueIdents calls ident for every identifier of f that is a reference

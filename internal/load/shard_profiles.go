@@ -42,8 +42,9 @@ type profilePlan struct {
 }
 
 // planProfiles reads the package's files for pruning; nil says every
-// shard keeps every profile.
-func planProfiles(shared, workloadFiles []*ast.File) *profilePlan {
+// shard keeps every profile. refs holds referencedNames of the workload
+// files planShards walked (nil, or a file missing: walked here).
+func planProfiles(shared, workloadFiles []*ast.File, refs map[*ast.File]map[string]bool) *profilePlan {
 	p := &profilePlan{declared: map[string]bool{}, named: map[string]map[string][]string{}}
 	for _, f := range shared {
 		if !declaredProfiles(f, p.declared) {
@@ -62,7 +63,7 @@ func planProfiles(shared, workloadFiles []*ast.File) *profilePlan {
 	safe := make([]bool, len(workloadFiles))
 	named := make([]map[string][]string, len(workloadFiles))
 	par.Do(len(workloadFiles), func(i int) {
-		if safe[i] = profileRefsSafe(workloadFiles[i], p.declared, false); safe[i] {
+		if safe[i] = namesNoProfile(refs[workloadFiles[i]], p.declared) || profileRefsSafe(workloadFiles[i], p.declared, false); safe[i] {
 			named[i] = workloadProfiles(workloadFiles[i])
 		}
 	})
@@ -151,6 +152,22 @@ func declaredProfiles(f *ast.File, into map[string]bool) bool {
 					return false // a comprehension or embedding may declare profiles
 				}
 			}
+		}
+	}
+	return true
+}
+
+// namesNoProfile reports whether names (referencedNames of a workload
+// file) hold none of the names profileRefsSafe looks at, which makes the
+// file safe without its walks: in a workload file only such an
+// identifier can make it unsafe.
+func namesNoProfile(names map[string]bool, declared map[string]bool) bool {
+	if names == nil || names["profiles"] || names["_profileNames"] {
+		return false
+	}
+	for n := range names {
+		if declared[n] {
+			return false
 		}
 	}
 	return true

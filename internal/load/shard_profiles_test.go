@@ -101,7 +101,16 @@ workloads: a: {profile: "H200", description: "\(len(_profileNames))"}`}},
 			for i, s := range c.files {
 				files = append(files, parse("w"+string(rune('a'+i))+".cue", s))
 			}
-			keep := planProfiles(shared, files).keep(files)
+			keep := planProfiles(shared, files, nil).keep(files)
+			// planShards hands over the names its walk found: the plan
+			// must not change with them.
+			refs := map[*ast.File]map[string]bool{}
+			for _, f := range files {
+				refs[f] = referencedNames(f)
+			}
+			if k := planProfiles(shared, files, refs).keep(files); !maps.Equal(k, keep) {
+				t.Fatalf("keep = %v with planShards' names, %v without", slices.Sorted(maps.Keys(k)), slices.Sorted(maps.Keys(keep)))
+			}
 			got := slices.Sorted(maps.Keys(keep))
 			if c.want == nil {
 				if keep != nil {
