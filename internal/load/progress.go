@@ -35,63 +35,22 @@ func (l *loader) progress(wv cue.Value, labels map[[2]string]token.Pos) {
 }
 
 // labelIndex maps each two-label path (workloads.w) to the label labelPos
-// finds for it in files: the same search (files, then declarations in
-// order, into embeddings, both sides of & and parentheses), done once for
-// every path, the first found kept.
+// finds for it in files: the same fields searched (eachField), in the
+// same order, once for every path, the first found kept.
 func labelIndex(files []*ast.File) map[[2]string]token.Pos {
 	idx := map[[2]string]token.Pos{}
-	var outer func(decls []ast.Decl)
-	var inner func(parent string, e ast.Expr)
-	var outerExpr func(e ast.Expr)
-	// The expressions findLabelExpr descends into: a struct's
-	// declarations, both sides of &, a parenthesized expression.
-	descend := func(e ast.Expr, decls func([]ast.Decl), again func(ast.Expr)) {
-		switch x := e.(type) {
-		case *ast.StructLit:
-			decls(x.Elts)
-		case *ast.BinaryExpr:
-			if x.Op == token.AND {
-				again(x.X)
-				again(x.Y)
-			}
-		case *ast.ParenExpr:
-			again(x.X)
-		}
-	}
-	outer = func(decls []ast.Decl) {
-		for _, d := range decls {
-			switch x := d.(type) {
-			case *ast.Field:
-				name, _, err := ast.LabelName(x.Label)
-				if err == nil {
-					inner(name, x.Value)
-				}
-			case *ast.EmbedDecl:
-				outerExpr(x.Expr)
-			}
-		}
-	}
-	outerExpr = func(e ast.Expr) { descend(e, outer, outerExpr) }
-	inner = func(parent string, e ast.Expr) {
-		descend(e, func(decls []ast.Decl) {
-			for _, d := range decls {
-				switch x := d.(type) {
-				case *ast.Field:
-					name, _, err := ast.LabelName(x.Label)
-					if err != nil {
-						continue
-					}
-					if k := [2]string{parent, name}; !idx[k].IsValid() {
-						idx[k] = x.Label.Pos()
-					}
-				case *ast.EmbedDecl:
-					inner(parent, x.Expr)
-				}
-			}
-		}, func(e ast.Expr) { inner(parent, e) })
-	}
 	for _, f := range files {
-		outer(f.Decls)
+		eachField(f.Decls, func(parent string, fd *ast.Field) bool {
+			eachFieldOf(fd.Value, func(decls []ast.Decl) bool {
+				return eachField(decls, func(name string, g *ast.Field) bool {
+					if k := [2]string{parent, name}; !idx[k].IsValid() {
+						idx[k] = g.Label.Pos()
+					}
+					return true
+				})
+			})
+			return true
+		})
 	}
 	return idx
 }

@@ -8,6 +8,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/wlcdev/wlc/internal/testenv"
 )
@@ -82,8 +83,27 @@ profiles: {H200: {}, B200: {}}
 			}
 		})
 	}
-	// The first declaration wins: a.cue's embedded one, not b.cue's.
+	// labelIndex and labelPos walk with one eachField, so the crafted
+	// files' index is also held to positions read off their text.
 	idx := labelIndex(crafted)
+	want := map[[2]string]string{
+		{"workloads", "embedded"}:    "a.cue:3:13",
+		{"workloads", "anded"}:       "a.cue:4:14",
+		{"workloads", "plain"}:       "a.cue:4:28",
+		{"workloads", "inner"}:       "a.cue:6:3",
+		{"workloads", "quoted name"}: "a.cue:7:2",
+		{"profiles", "H200"}:         "a.cue:11:11",
+		{"workloads", "later"}:       "b.cue:4:12",
+		{"profiles", "B200"}:         "b.cue:5:22",
+	}
+	got := map[[2]string]string{}
+	for k, p := range idx {
+		got[k] = p.String()
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("crafted index (-want +got):\n%s", diff)
+	}
+	// The first declaration wins: a.cue's embedded one, not b.cue's.
 	if p := idx[[2]string{"workloads", "embedded"}]; p.Filename() != "a.cue" || p.Line() != 3 {
 		t.Errorf("workloads.embedded at %v, want a.cue:3", p)
 	}

@@ -70,13 +70,11 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	// own walks of a file that names no profile.
 	refs := make([]map[string]bool, len(files))
 	par.Do(len(files), func(i int) { refs[i] = referencedNames(files[i]) })
-	for _, names := range refs {
-		if names["workloads"] {
-			return nil
-		}
-	}
 	refsOf := make(map[*ast.File]map[string]bool, len(files))
 	for i, f := range files {
+		if refs[i]["workloads"] {
+			return nil
+		}
 		refsOf[f] = refs[i]
 	}
 	for _, f := range files {

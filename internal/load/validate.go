@@ -267,43 +267,66 @@ func findLabel(decls []ast.Decl, path []cue.Selector) token.Pos {
 	if len(path) == 0 || !path[0].IsString() {
 		return token.NoPos
 	}
-	for _, d := range decls {
-		var p token.Pos
-		switch x := d.(type) {
-		case *ast.Field:
-			name, _, err := ast.LabelName(x.Label)
-			if err != nil || name != path[0].Unquoted() {
-				continue
-			}
-			if len(path) == 1 {
-				return x.Label.Pos()
-			}
-			p = findLabelExpr(x.Value, path[1:])
-		case *ast.EmbedDecl:
-			p = findLabelExpr(x.Expr, path)
+	var p token.Pos
+	eachField(decls, func(name string, f *ast.Field) bool {
+		if name != path[0].Unquoted() {
+			return true
 		}
-		if p.IsValid() {
-			return p
+		if len(path) == 1 {
+			p = f.Label.Pos()
+		} else {
+			p = findLabelExpr(f.Value, path[1:])
 		}
-	}
-	return token.NoPos
+		return !p.IsValid()
+	})
+	return p
 }
 
 func findLabelExpr(e ast.Expr, path []cue.Selector) token.Pos {
+	var p token.Pos
+	eachFieldOf(e, func(decls []ast.Decl) bool {
+		p = findLabel(decls, path)
+		return !p.IsValid()
+	})
+	return p
+}
+
+// eachField calls yield with the fields decls declare, in order, those of
+// embedded structs in place (see eachFieldOf), skipping a label without
+// a name (dynamic, pattern); it stops, and reports false, once yield
+// returns false. labelPos and labelIndex search the same fields.
+func eachField(decls []ast.Decl, yield func(name string, f *ast.Field) bool) bool {
+	for _, d := range decls {
+		switch x := d.(type) {
+		case *ast.Field:
+			name, _, err := ast.LabelName(x.Label)
+			if err == nil && !yield(name, x) {
+				return false
+			}
+		case *ast.EmbedDecl:
+			if !eachFieldOf(x.Expr, func(decls []ast.Decl) bool { return eachField(decls, yield) }) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// eachFieldOf calls structs with the declarations of each struct literal
+// e is written as: itself, both sides of &, inside parentheses; it stops,
+// and reports false, once structs returns false.
+func eachFieldOf(e ast.Expr, structs func([]ast.Decl) bool) bool {
 	switch x := e.(type) {
 	case *ast.StructLit:
-		return findLabel(x.Elts, path)
+		return structs(x.Elts)
 	case *ast.BinaryExpr:
 		if x.Op == token.AND {
-			if p := findLabelExpr(x.X, path); p.IsValid() {
-				return p
-			}
-			return findLabelExpr(x.Y, path)
+			return eachFieldOf(x.X, structs) && eachFieldOf(x.Y, structs)
 		}
 	case *ast.ParenExpr:
-		return findLabelExpr(x.X, path)
+		return eachFieldOf(x.X, structs)
 	}
-	return token.NoPos
+	return true
 }
 
 func topLevelFields(kind string) map[string]bool {
