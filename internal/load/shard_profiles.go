@@ -158,19 +158,25 @@ func declaredProfiles(f *ast.File, into map[string]bool) bool {
 }
 
 // namesNoProfile reports whether names (referencedNames of a workload
-// file) hold none of the names profileRefsSafe looks at, which makes the
-// file safe without its walks: in a workload file only such an
+// file) hold no name that reads profiles, which makes the file safe
+// without profileRefsSafe's walks: in a workload file only such an
 // identifier can make it unsafe.
 func namesNoProfile(names map[string]bool, declared map[string]bool) bool {
-	if names == nil || names["profiles"] || names["_profileNames"] {
+	if names == nil {
 		return false
 	}
 	for n := range names {
-		if declared[n] {
+		if readsProfiles(n, declared) {
 			return false
 		}
 	}
 	return true
+}
+
+// readsProfiles reports whether an identifier named name can read a
+// profile: `profiles`, `_profileNames` or one spelt as a declared profile.
+func readsProfiles(name string, declared map[string]bool) bool {
+	return name == "profiles" || name == "_profileNames" || declared[name]
 }
 
 // profileRefsSafe reports whether f reads profiles only as wlc.cue's
@@ -219,7 +225,7 @@ func profileRefsSafe(f *ast.File, declared map[string]bool, isShared bool) bool 
 		safe = !(isShared && err == nil && name == "profile") // a helper may set a workload's profile
 		return safe
 	}, func(id *ast.Ident) bool {
-		safe = !((id.Name == "profiles" || id.Name == "_profileNames" || declared[id.Name]) && !allowed[id])
+		safe = !readsProfiles(id.Name, declared) || allowed[id]
 		return safe
 	})
 	return safe

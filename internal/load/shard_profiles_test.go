@@ -80,6 +80,8 @@ profiles: {for n in ["H200", "B200"] {(n): {hardware: n}}}
 workloads: a: profile: "H200"`}},
 		{name: "a workload reads the names", files: []string{`package workloads
 workloads: a: {profile: "H200", description: "\(len(_profileNames))"}`}},
+		{name: "a workload reads a profile", files: []string{`package workloads
+workloads: a: {profile: "H200", description: profiles.B200.hardware}`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			parse := func(name, src string) *ast.File {
