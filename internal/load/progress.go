@@ -7,29 +7,20 @@ import (
 )
 
 // progress tells the budget which workload is being evaluated, and where
-// the user wrote it (its label; reading it evaluates nothing). labels is
-// the files' index (see labelIndex): labelPos searched every file for
-// every workload, a shard's 32 workloads times its 35 files, 1% of a
-// cold vet of 1,000.
+// the user wrote it (its label; reading it evaluates nothing). wv is an
+// entry of workloads; labels is the files' index (see labelIndex):
+// labelPos searched every file for every workload, a shard's 32
+// workloads times its 35 files, 1% of a cold vet of 1,000.
 func (l *loader) progress(wv cue.Value, labels map[[2]string]token.Pos) {
 	if l.opts.Progress == nil {
 		return
 	}
-	sels := wv.Path().Selectors()
-	if len(sels) == 0 {
-		l.opts.Progress.Set("", "workload "+wv.Path().String())
-		return
-	}
-	what := "workload " + sels[len(sels)-1].Unquoted()
-	var pos token.Pos
-	if len(sels) == 2 && sels[0].IsString() && sels[1].IsString() {
-		pos = labels[[2]string{sels[0].Unquoted(), sels[1].Unquoted()}]
-	} else {
-		pos = l.labelPos(sels)
-	}
-	file := ""
-	if pos.IsValid() {
-		file = l.rel(pos.Filename())
+	what, file := "workload "+wv.Path().String(), ""
+	if sels := wv.Path().Selectors(); len(sels) == 2 && sels[0].IsString() && sels[1].IsString() {
+		what = "workload " + sels[1].Unquoted()
+		if pos := labels[[2]string{sels[0].Unquoted(), sels[1].Unquoted()}]; pos.IsValid() {
+			file = l.rel(pos.Filename())
+		}
 	}
 	l.opts.Progress.Set(file, what)
 }
