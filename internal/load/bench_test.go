@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"cuelang.org/go/cue/cuecontext"
 
@@ -155,4 +157,39 @@ func TestGeneratedWorkloadsVet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEvaluationFloor measures what a sharded load costs beyond
+// CUE's evaluation: the load of 1,000 generated workloads, one file each
+// (as wlcbench's), whole and stopped once each shard is evaluated
+// (nothing validated, decoded or checked), alternating. evaluation/whole
+// times wlcbench's `wlc vet / cue vet -c` is the ratio wlc would reach if
+// reading the evaluated values cost nothing: issue 14's bound (README,
+// "Speed, side by side").
+func BenchmarkEvaluationFloor(b *testing.B) {
+	const n = 1000
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("workloads/w%04d.cue", i)] = "package workloads\n\n" + genWorkload(i)
+	}
+	root := writePkg(b, files)
+	dir := filepath.Join(root, "workloads")
+	defer debug.SetGCPercent(debug.SetGCPercent(300)) // as the wlc command runs
+	var whole, eval time.Duration
+	for b.Loop() {
+		start := time.Now()
+		r := load.Load(cuecontext.New(), dir, root)
+		mid := time.Now()
+		e := load.Load(cuecontext.New(), dir, root, load.WithEvaluateOnly(load.Options{}))
+		whole, eval = whole+mid.Sub(start), eval+time.Since(mid)
+		if r.Diags.HasErrors() || len(r.Workloads) != n || r.Shards() < 2 {
+			b.Fatalf("whole load: %d workloads in %d shards, want %d in several:\n%s", len(r.Workloads), r.Shards(), n, strings.Join(diagLines(r), "\n"))
+		}
+		if e.Diags.HasErrors() || len(e.Workloads) != 0 || e.Shards() != r.Shards() {
+			b.Fatalf("evaluation only: %d workloads in %d shards, want none in %d", len(e.Workloads), e.Shards(), r.Shards())
+		}
+	}
+	b.ReportMetric(float64(whole.Milliseconds())/float64(b.N), "whole-ms/op")
+	b.ReportMetric(float64(eval.Milliseconds())/float64(b.N), "evaluation-ms/op")
+	b.ReportMetric(float64(eval)/float64(whole), "evaluation/whole")
 }

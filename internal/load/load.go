@@ -144,6 +144,11 @@ type Options struct {
 	// shardFiles is the most workload files one shard holds (see
 	// shard.go): 0 means the default, a negative number never shards.
 	shardFiles int
+	// evaluateOnly stops each shard once CUE has evaluated it: its
+	// workloads are neither validated, decoded nor checked. Only
+	// BenchmarkEvaluationFloor sets it, to measure what a load costs
+	// beyond CUE's evaluation (the bound of issue 14's vet ratio).
+	evaluateOnly bool
 	// Progress, when set, is told what is being evaluated (for the
 	// budget's error: CUE's evaluation cannot be interrupted).
 	Progress *budget.Progress

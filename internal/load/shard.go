@@ -441,7 +441,9 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	r.Workloads = nil
 	s.res = &r
 	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}, pruned: pruned}
-	s.evalWorkloads(s.pkg, out.runNames)
+	if !l.opts.evaluateOnly {
+		s.evalWorkloads(s.pkg, out.runNames)
+	}
 	out.usedRecipes = s.recipes != nil || s.recipesErr != nil
 	return out
 }
