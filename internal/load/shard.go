@@ -333,6 +333,7 @@ var testHookShards *struct {
 func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
 	shared, cacheable := l.sharedKey(p)
+	cacheable = cacheable && !l.opts.evaluateOnly // its results are not a load's
 	if testHookShards != nil {
 		testHookShards.planned(p)
 	}
