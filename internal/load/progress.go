@@ -32,13 +32,11 @@ func labelIndex(files []*ast.File) map[[2]string]token.Pos {
 	idx := map[[2]string]token.Pos{}
 	for _, f := range files {
 		eachField(f.Decls, func(parent string, fd *ast.Field) bool {
-			eachFieldOf(fd.Value, func(decls []ast.Decl) bool {
-				return eachField(decls, func(name string, g *ast.Field) bool {
-					if k := [2]string{parent, name}; !idx[k].IsValid() {
-						idx[k] = g.Label.Pos()
-					}
-					return true
-				})
+			eachFieldIn(fd.Value, func(name string, g *ast.Field) bool {
+				if k := [2]string{parent, name}; !idx[k].IsValid() {
+					idx[k] = g.Label.Pos()
+				}
+				return true
 			})
 			return true
 		})

@@ -275,17 +275,11 @@ func findLabel(decls []ast.Decl, path []cue.Selector) token.Pos {
 		if len(path) == 1 {
 			p = f.Label.Pos()
 		} else {
-			p = findLabelExpr(f.Value, path[1:])
+			eachFieldOf(f.Value, func(decls []ast.Decl) bool {
+				p = findLabel(decls, path[1:])
+				return !p.IsValid()
+			})
 		}
-		return !p.IsValid()
-	})
-	return p
-}
-
-func findLabelExpr(e ast.Expr, path []cue.Selector) token.Pos {
-	var p token.Pos
-	eachFieldOf(e, func(decls []ast.Decl) bool {
-		p = findLabel(decls, path)
 		return !p.IsValid()
 	})
 	return p
@@ -304,12 +298,18 @@ func eachField(decls []ast.Decl, yield func(name string, f *ast.Field) bool) boo
 				return false
 			}
 		case *ast.EmbedDecl:
-			if !eachFieldOf(x.Expr, func(decls []ast.Decl) bool { return eachField(decls, yield) }) {
+			if !eachFieldIn(x.Expr, yield) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// eachFieldIn is eachField over the struct literals e is written as (see
+// eachFieldOf): the fields of a field's value, or of an embedding.
+func eachFieldIn(e ast.Expr, yield func(name string, f *ast.Field) bool) bool {
+	return eachFieldOf(e, func(decls []ast.Decl) bool { return eachField(decls, yield) })
 }
 
 // eachFieldOf calls structs with the declarations of each struct literal
