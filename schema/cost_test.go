@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestEvaluationCost keeps the schema's cost per workload where issue 14

@@ -17,7 +17,7 @@ import (
 	cueload "cuelang.org/go/cue/load"
 
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 	"github.com/wlcdev/wlc/schema"
 )
 

@@ -188,7 +188,7 @@ const (
 	EngineSGLang = "sglang"
 )
 
-// SGLangServe mirrors #SGLangServe; internal/sglang renders it.
+// SGLangServe mirrors #SGLangServe; internal/engine/sglang renders it.
 type SGLangServe struct {
 	TPSize                    int      `json:"tp_size"`
 	PPSize                    int      `json:"pp_size"`

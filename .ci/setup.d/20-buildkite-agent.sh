@@ -1,11 +1,11 @@
 # shellcheck shell=bash
-# Installs buildkite-agent for internal/bktest, which checks generated pipelines
+# Installs buildkite-agent for internal/testrig/bktest, which checks generated pipelines
 # with the agent's own `pipeline upload --dry-run`. Sourced by .ci/run (bash,
 # set -euo pipefail); also runnable alone: bash .ci/setup.d/20-buildkite-agent.sh
 #
 # Pinned to v3.78.0: newer tags need a newer Go than the toolchain here or
 # import drjosh.dev/zzglob, which the module proxy refuses (see
-# ../shared/reference/backends.md §2). internal/bktest checks the same version.
+# ../shared/reference/backends.md §2). internal/testrig/bktest checks the same version.
 
 bk_agent_install() {
   local want="3.78.0"

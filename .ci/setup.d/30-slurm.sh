@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by .ci/run (bash, set -euo pipefail, cwd = repo root): installs
 # Slurm, starts the 2-node test cluster from testdata/slurm and exports where
-# it is, so internal/slurmtest.Require finds it. Sourcing it again is cheap:
+# it is, so internal/testrig/slurmtest.Require finds it. Sourcing it again is cheap:
 # nothing is installed twice and a healthy cluster is reused.
 
 wlc_slurm_pkgs=(slurmctld slurmd slurm-client munge libslurm-dev gcc

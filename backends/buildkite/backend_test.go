@@ -7,8 +7,8 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
-	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testrig/bktest"
 	"github.com/wlcdev/wlc/schema"
 )
 

@@ -8,7 +8,7 @@
 // Shipping the script. buildkite-agent interpolates `$` in every string of
 // an uploaded pipeline with the *uploader's* environment, and agent v3.78.0
 // fails the whole upload on bash-only forms such as `${#A[@]}` and
-// mishandles nested `$${A:-$$B}` (internal/bktest). So the script never
+// mishandles nested `$${A:-$$B}` (internal/testrig/bktest). So the script never
 // appears as text: the command rebuilds it from the upload's shared library
 // (a pipeline env value) and the step's own compressed text, both base64,
 // and checks its sha256 before running it (library.go). The command itself

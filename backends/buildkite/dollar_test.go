@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/wlcdev/wlc/backends/buildkite"
-	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testrig/bktest"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -143,7 +143,7 @@ func TestDollarReachesRuntime(t *testing.T) {
 }
 
 // TestNestedDollarRefused: a `$` nested in `${...}` cannot pass agent
-// v3.78.0 unchanged in any spelling (internal/bktest), so a value that
+// v3.78.0 unchanged in any spelling (internal/testrig/bktest), so a value that
 // would need it outside the script is an export error, not a silent change.
 func TestNestedDollarRefused(t *testing.T) {
 	w := k8sWorkload("nested", "nvidia", plan.EnvVar{Name: "HF_HOME", Value: "${HF:-$HOME/hf}"})

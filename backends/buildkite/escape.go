@@ -10,7 +10,7 @@ import (
 // escapeDollar makes s reach the job unchanged through the agent's
 // upload-time interpolation: every `$` is written `$$`. That holds for
 // plain references, `${X:-y}` and bash-only forms such as `${#A[@]}`
-// (pinned by internal/bktest), but not for a `$` nested inside `${...}`:
+// (pinned by internal/testrig/bktest), but not for a `$` nested inside `${...}`:
 // agent v3.78.0 copies the inside of an escaped `$${...}` verbatim, so the
 // inner `$$` would reach the job doubled. Such values are refused.
 func escapeDollar(s string) (string, error) {

@@ -18,8 +18,8 @@ import (
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/goldentest"
-	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testrig/bktest"
 )
 
 func lowerPipeline(t *testing.T, b backends.Backend, ws []plan.Workload, env map[string]string) []byte {

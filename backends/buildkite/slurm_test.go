@@ -14,9 +14,9 @@ import (
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/slurmtest"
+	"github.com/wlcdev/wlc/internal/testrig/bktest"
+	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
 )
 
 // sbatchRunner renders a small real sbatch script: its log goes to the

@@ -12,9 +12,9 @@ import (
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/goldentest"
-	"github.com/wlcdev/wlc/internal/bktest"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/bktest"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // replicate is n copies of ws, round robin, each under a new name with its

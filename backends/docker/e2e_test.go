@@ -11,10 +11,10 @@ import (
 	"github.com/wlcdev/wlc/backends/docker"
 	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/stub"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
 )
 
 // TestIngestBadInput: each problem with the dashboards or a result is one

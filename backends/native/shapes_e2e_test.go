@@ -6,7 +6,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestSweepEndToEnd: three servers one after another, FLASH_ATTN refused

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
 func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }

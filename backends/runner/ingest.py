@@ -1,7 +1,7 @@
 # wlc's ingest tool (backends/runner/ingest.py): builds the rows the perf and
 # eval dashboards ingest, the way perf-eval's lib/ingest_perf.py and
 # lib/ingest.py built them, and checks each against the row shapes wlc
-# derived from schema/ingest.cue (internal/ingest). It prints one JSON body
+# derived from schema/ingest.cue (internal/results/ingest). It prints one JSON body
 # per line on stdout and one line per problem on stderr (exit status 1 if
 # there was any); the job script keeps and POSTs the bodies.
 #
@@ -58,7 +58,7 @@ def same(a, b):
 
 
 def check(spec, v, path):
-    """The first way v breaks spec, or None. spec is internal/ingest.Spec."""
+    """The first way v breaks spec, or None. spec is internal/results/ingest.Spec."""
     kind = spec.get("kind")
     if kind == "string" and not isinstance(v, str):
         return "%s: want a string, got %s" % (path, dumps(v))

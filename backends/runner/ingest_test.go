@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/ingest"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/results/ingest"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // goodRows are one valid row per definition.
@@ -67,7 +67,7 @@ func variants(t *testing.T, good string) []map[string]any {
 }
 
 // TestIngestCheckAgreesWithCUE: the job's check (ingest.py against the
-// description internal/ingest derives) and CUE itself (schema/ingest.cue)
+// description internal/results/ingest derives) and CUE itself (schema/ingest.cue)
 // accept and refuse exactly the same rows.
 func TestIngestCheckAgreesWithCUE(t *testing.T) {
 	testenv.LookPath(t, "python3")

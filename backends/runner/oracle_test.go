@@ -15,10 +15,10 @@ import (
 
 	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/runner"
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/stub"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // The deliberate differences between wlc's rows and perf-eval's, field by

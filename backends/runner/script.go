@@ -11,8 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/wlcdev/wlc/internal/dashboard"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/results/dashboard"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -471,7 +471,7 @@ func renderIngest(shapes string) (string, error) {
 		}
 		b.WriteString(a + "\n")
 	}
-	b.WriteString("# The row shapes, derived from schema/ingest.cue by internal/ingest:\n")
+	b.WriteString("# The row shapes, derived from schema/ingest.cue by internal/results/ingest:\n")
 	a, err := Assign("WLC_INGEST_SHAPES", shapes, NoVars)
 	if err != nil {
 		return "", err

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/slurmtest"
-	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
 // jobTimeout bounds one job; they take a few seconds each (the stub server

@@ -13,7 +13,7 @@ import (
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestGolden is the backends' golden test (backends/goldentest); every

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
-	"github.com/wlcdev/wlc/internal/slurmtest"
-	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
+	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
 // TestDisaggOnCluster submits the pd_two_node job (one prefill instance,

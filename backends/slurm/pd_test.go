@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/wlcdev/wlc/backends/slurm"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestInstanceMain runs the launcher every node of an instance step runs

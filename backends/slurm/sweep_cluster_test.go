@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/slurmtest"
-	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
 // TestSweepOnCluster submits the MoE backend sweep with the stub server

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/load/budget"
 )
 
 // Default budgets of one evaluation: the bundled workloads take about a

@@ -16,8 +16,8 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
 
-	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/load/budget"
 )
 
 // When the whole package outgrows the budget, CUE cannot say which value

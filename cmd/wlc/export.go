@@ -11,7 +11,7 @@ import (
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/atomicdir"
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/selection"
+	"github.com/wlcdev/wlc/internal/plan/selection"
 )
 
 type exportOptions struct {

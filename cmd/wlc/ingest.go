@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wlcdev/wlc/internal/dashboard"
-	"github.com/wlcdev/wlc/internal/ingest"
+	"github.com/wlcdev/wlc/internal/results/dashboard"
+	"github.com/wlcdev/wlc/internal/results/ingest"
 )
 
 func newIngestCmd(e *env) *cobra.Command {

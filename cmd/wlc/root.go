@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/backends/registry"
-	"github.com/wlcdev/wlc/internal/budget"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/hugeheap"
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/load/budget"
 )
 
 // Exit codes: 0 ok, 1 invalid input (already reported), 2 usage.

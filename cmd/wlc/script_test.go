@@ -12,8 +12,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // cueVersion is the cuelang.org/go version this binary is built with (the

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/selection"
+	"github.com/wlcdev/wlc/internal/plan/selection"
 )
 
 func newShowCmd(e *env) *cobra.Command {

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/wlcdev/wlc/internal/detgzip"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // inputs covers the edges: empty, one byte, no repeats, long runs (maximum

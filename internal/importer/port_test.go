@@ -15,7 +15,7 @@ import (
 	"github.com/wlcdev/wlc/internal/importer"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // portedStems are the corpus originals with a hand port in workloads/

@@ -3,7 +3,7 @@ package importer
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/wlcdev/wlc/internal/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"regexp"
 	"strconv"
 	"strings"

@@ -14,7 +14,7 @@ import (
 	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/importer"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // pdStems are the corpus's PD-disaggregated (serving:) workloads.

@@ -5,8 +5,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
-	"github.com/wlcdev/wlc/internal/sglang"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/sglang"
 )
 
 // sglang converts perf-eval's sglang: server block (the SGLang branch):

@@ -13,10 +13,10 @@ import (
 	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/docker"
 	"github.com/wlcdev/wlc/backends/native"
+	"github.com/wlcdev/wlc/internal/engine/sglang"
 	"github.com/wlcdev/wlc/internal/importer"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/sglang"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 	"github.com/wlcdev/wlc/schema"
 )
 

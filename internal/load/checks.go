@@ -9,8 +9,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
 )

@@ -6,10 +6,10 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/sglang"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/sglang"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -18,7 +18,7 @@ import (
 // (sglang: on a vLLM server, vllm_bench on SGLang); these need Go because
 // they read argv tokens through the engines' declarations
 // (cmdline.SGLangServe, cmdline.VLLMServe) and SGLang's parser model
-// (internal/sglang), or ask which serve fields the user wrote (serve always
+// (internal/engine/sglang), or ask which serve fields the user wrote (serve always
 // exists, with vLLM's defaults).
 
 // checkEngine reports options meant for the other engine and SGLang argv

@@ -6,10 +6,10 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 )
 
 // spellings are every alias and unambiguous prefix argparse (allow_abbrev)

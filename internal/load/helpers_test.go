@@ -11,7 +11,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 const moduleCUE = `module: "github.com/wlcdev/wlc@v0"

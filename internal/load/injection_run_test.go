@@ -19,8 +19,8 @@ import (
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/stub"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 	"github.com/wlcdev/wlc/schema"
 )
 

@@ -17,14 +17,14 @@ import (
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/slurmtest"
-	"github.com/wlcdev/wlc/internal/stub"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestInjectionMatrixRunsSlurm is TestInjectionMatrixRuns on the Slurm
 // backend: the same fields, markers and rounds, each round one sbatch job
-// on the local cluster (internal/slurmtest) with the stubs first on PATH.
+// on the local cluster (internal/testrig/slurmtest) with the stubs first on PATH.
 // Rounds alternate between two shapes, each with its own marked base: one
 // node, and two nodes (rank 1 --headless); both in Pyxis containers
 // (fakepyxis exports what srun got as WLC_FAKEPYXIS_*, which the stubs

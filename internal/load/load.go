@@ -25,16 +25,16 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
-	"github.com/wlcdev/wlc/internal/budget"
-	"github.com/wlcdev/wlc/internal/cuedecode"
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/ingest"
+	"github.com/wlcdev/wlc/internal/engine/vllmflags"
+	"github.com/wlcdev/wlc/internal/load/budget"
+	"github.com/wlcdev/wlc/internal/load/cuedecode"
 	"github.com/wlcdev/wlc/internal/par"
 	"github.com/wlcdev/wlc/internal/parseahead"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
 	"github.com/wlcdev/wlc/internal/resultcache"
-	"github.com/wlcdev/wlc/internal/vllmflags"
+	"github.com/wlcdev/wlc/internal/results/ingest"
 	"github.com/wlcdev/wlc/schema"
 )
 

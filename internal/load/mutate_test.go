@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // scalarLine is a field written with a scalar value on its own line.

@@ -10,7 +10,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestLabelIndex: the index progress reads gives, for every two-label

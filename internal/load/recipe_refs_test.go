@@ -13,7 +13,7 @@ import (
 
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // recipePorts are the bundled workloads (workloads/) that

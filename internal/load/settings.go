@@ -10,8 +10,8 @@ import (
 	"cuelang.org/go/cue"
 
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/vllmcatalog"
-	"github.com/wlcdev/wlc/internal/vllmflags"
+	"github.com/wlcdev/wlc/internal/engine/vllmcatalog"
+	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/schema"
 )
 

@@ -12,10 +12,10 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
-	"github.com/wlcdev/wlc/internal/ingest"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/results/ingest"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // allVetters are every backend's vet-time rules, as wlc vet passes them.

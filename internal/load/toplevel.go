@@ -10,7 +10,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/suggest"
+	"github.com/wlcdev/wlc/internal/diag/suggest"
 )
 
 // packageFields are the regular top-level fields a workloads package may

@@ -13,7 +13,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/suggest"
+	"github.com/wlcdev/wlc/internal/diag/suggest"
 	"github.com/wlcdev/wlc/schema"
 )
 

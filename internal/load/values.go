@@ -12,8 +12,8 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
 )

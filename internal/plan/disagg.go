@@ -1,7 +1,7 @@
 package plan
 
 import (
-	"github.com/wlcdev/wlc/internal/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"sort"
 	"strconv"
 

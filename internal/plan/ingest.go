@@ -15,7 +15,7 @@ type Ingest struct {
 	// Perf are the perf row fields known before the run.
 	Perf PerfRow
 	// Shapes is the compact description of the row definitions of
-	// schema/ingest.cue (internal/ingest.Shapes), which the job checks
+	// schema/ingest.cue (internal/results/ingest.Shapes), which the job checks
 	// every row against before sending it. The loader sets it; without it
 	// the job sends nothing.
 	Shapes string

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wlcdev/wlc/internal/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/schema"
 )
 

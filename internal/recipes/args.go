@@ -2,7 +2,7 @@ package recipes
 
 import (
 	"encoding/json"
-	"github.com/wlcdev/wlc/internal/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"reflect"
 	"strings"
 )

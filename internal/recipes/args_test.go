@@ -10,7 +10,7 @@ import (
 
 	"cuelang.org/go/cue/cuecontext"
 
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 func TestCanonicalKey(t *testing.T) {

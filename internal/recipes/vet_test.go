@@ -9,7 +9,7 @@ import (
 
 	"cuelang.org/go/cue/cuecontext"
 
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

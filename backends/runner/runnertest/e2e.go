@@ -16,8 +16,8 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/plan"
-	"github.com/wlcdev/wlc/internal/slurmtest"
-	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -65,7 +65,7 @@ type Job struct {
 
 // NewJob lowers w through b into a fresh directory and prepares the
 // environment: stubs first on PATH, a python3 whose image has none of the
-// client tools and whose pip installs the stub ones (internal/stub/python),
+// client tools and whose pip installs the stub ones (internal/testrig/stub/python),
 // datasets prepared in the sandbox from the stub SPEED-Bench preparation,
 // a unique BUILDKITE_JOB_ID, fast polls, HF_TOKEN set. extra is appended to
 // the environment (a later entry wins).
@@ -101,7 +101,7 @@ func NewJob(t testing.TB, b backends.Backend, w plan.Workload, extra ...string) 
 // ClientEnv is the environment of the place a job's clients run, in the
 // tests (bin is the stubs' directory, dir a sandbox): python3 has none of
 // the client tools and its pip installs the stub ones into dir/pip-site
-// (internal/stub/python), pip is retried at once, and SPEED-Bench is
+// (internal/testrig/stub/python), pip is retried at once, and SPEED-Bench is
 // prepared in dir/data by the stub NeMo-Skills preparation.
 func ClientEnv(bin, dir string) []string {
 	site := filepath.Join(dir, "pip-site")

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/dashboard"
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
+	"github.com/wlcdev/wlc/internal/results/dashboard"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
 )
 
 // CheckIngest asserts the dashboards received exactly the job's rows: one

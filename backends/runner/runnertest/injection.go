@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/stub"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
 // CheckInjection asserts, for a job run of testdata/backends/*/injection.txtar,

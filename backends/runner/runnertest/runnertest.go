@@ -1,7 +1,7 @@
 // Package runnertest holds the test helpers the runner backends (docker,
 // native, and the Slurm backend) share: a golden archive's plans (read by
 // backends/goldentest), parsing with mvdan.cc/sh, shellcheck, and running
-// a script with the stubs of internal/stub first on PATH.
+// a script with the stubs of internal/testrig/stub first on PATH.
 package runnertest
 
 import (
@@ -21,7 +21,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/goldentest"
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // CheckScript is the runner backends' check of each golden artifact: the

@@ -10,8 +10,8 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/goldentest"
-	"github.com/wlcdev/wlc/internal/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
 )
 
 // CheckSweep runs a backend-sweep workload whose server refuses the

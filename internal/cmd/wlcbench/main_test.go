@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wlcdev/wlc/internal/testenv"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestSmoke runs the whole benchmark at a small N, once, so the command

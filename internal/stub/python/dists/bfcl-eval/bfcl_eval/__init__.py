@@ -1,1 +1,0 @@
-# stub bfcl_eval (see internal/stub/python/README.md)

@@ -1,1 +1,0 @@
-# stub lm-evaluation-harness (see internal/stub/python/README.md)

@@ -1,0 +1,496 @@
+// Command bfcl is a stand-in for BFCL's command line (bfcl_eval/__main__.py,
+// a typer app) in tests. It is what the Python shim's bfcl_eval.__main__.cli
+// runs (internal/testrig/stub/python), and `bfcl` itself.
+//
+// The command line is BFCL's: the commands models, test-categories,
+// generate, results, evaluate, scores and version, each with exactly its
+// options (click spells them out in full; -o is --allow-overwrite, -h
+// --help), values checked by type. Anything else fails the way click
+// does: "No such option", exit 2.
+//
+// The model table is BFCL's too: a model must be in it, or generate and
+// evaluate fail as BFCL's do (ValueError "Unknown model_name"). It holds a
+// few of BFCL's own entries plus what the caller registered: the shim
+// passes bfcl_eval.constants.model_config.MODEL_CONFIG_MAPPING as JSON in
+// WLC_STUB_BFCL_MODELS, and the step limit its handlers would read
+// (bfcl_eval.model_handler.base_handler.MAXIMUM_STEP_LIMIT) in
+// WLC_STUB_BFCL_STEP_LIMIT, both recorded.
+//
+// generate (OpenAICompletionsHandler models only: any other handler would
+// call its vendor's API) needs OPENAI_BASE_URL and OPENAI_API_KEY, sends
+// one chat completion per leaf category and writes one result line per
+// test case under $BFCL_PROJECT_ROOT/result/; with --run-ids it runs the
+// ids of $BFCL_PROJECT_ROOT/test_case_ids_to_generate.json instead of
+// --test-category. evaluate scores them under $BFCL_PROJECT_ROOT/score/:
+// BFCL_v4_<leaf>_score.json (a header line {accuracy, correct_count,
+// total_count}) and the data_*.csv summaries with BFCL's group columns; a
+// leaf with fewer results than cases fails unless --partial-eval. Case i
+// of a leaf is correct when i is even.
+//
+// WLC_STUB_BFCL_EXPORT=1 prints the category table and dataset as JSON
+// (the shim's bfcl_eval.utils and category_mapping read it).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wlcdev/wlc/internal/testrig/stub"
+)
+
+// Categories as bfcl_eval/constants/category_mapping.py defines them.
+var (
+	nonLive   = []string{"simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "irrelevance"}
+	live      = []string{"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance"}
+	multiTurn = []string{"multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"}
+	webSearch = []string{"web_search_base", "web_search_no_snippet"}
+	memory    = []string{"memory_kv", "memory_vector", "memory_rec_sum"}
+)
+
+func cat(ls ...[]string) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l...)
+	}
+	return out
+}
+
+var (
+	allScoring  = cat(nonLive, live, multiTurn, memory, webSearch)
+	allLeaves   = cat(allScoring, []string{"format_sensitivity"})
+	collections = map[string][]string{
+		"all": allLeaves, "all_scoring": allScoring, "multi_turn": multiTurn,
+		"single_turn": cat(nonLive, live), "live": live, "non_live": nonLive,
+		"non_python": {"simple_java", "simple_javascript"},
+		"python": {"simple_python", "irrelevance", "parallel", "multiple", "parallel_multiple",
+			"live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance"},
+		"memory": memory, "web_search": webSearch, "agentic": cat(memory, webSearch),
+	}
+	// summaries are the data_*.csv group columns the stub writes.
+	summaries = []struct{ file, column, group string }{
+		{"data_non_live.csv", "Non-Live Overall Acc", "non_live"},
+		{"data_live.csv", "Live Overall Acc", "live"},
+		{"data_multi_turn.csv", "Multi Turn Overall Acc", "multi_turn"},
+		{"data_agentic.csv", "Agentic Overall Acc", "agentic"},
+		{"data_agentic.csv", "Memory Summary", "memory"},
+		{"data_agentic.csv", "Web Search Summary", "web_search"},
+		{"data_overall.csv", "Overall Acc", "all_scoring"},
+	}
+)
+
+// casesPerLeaf is the stub dataset: ids <leaf>_0 .. <leaf>_N-1.
+const casesPerLeaf = 5
+
+// builtin are a few of BFCL's own model table entries.
+var builtin = map[string]model{
+	"gorilla-openfunctions-v2": {Handler: "GorillaHandler", FC: true, Display: "Gorilla-OpenFunctions-v2 (FC)"},
+	"gpt-4o-2024-11-20-FC":     {Handler: "OpenAIResponsesHandler", FC: true, Display: "GPT-4o-2024-11-20 (FC)"},
+	"Qwen/Qwen3-8B-FC":         {Handler: "QwenFCHandler", FC: true, Display: "Qwen3-8B (FC)"},
+}
+
+type model struct {
+	Handler string `json:"handler"`
+	FC      bool   `json:"is_fc_model"`
+	Display string `json:"display_name"`
+}
+
+// option is one click option: its names, whether it is a flag, its type.
+type option struct {
+	names    []string
+	flag     bool
+	kind     string // str, int, float
+	multiple bool
+}
+
+var commands = map[string][]option{
+	"version": nil, "test-categories": nil, "models": nil,
+	"generate": {
+		{names: []string{"--model"}, kind: "str", multiple: true},
+		{names: []string{"--test-category"}, kind: "str", multiple: true},
+		{names: []string{"--temperature"}, kind: "float"},
+		{names: []string{"--include-input-log"}, flag: true},
+		{names: []string{"--exclude-state-log"}, flag: true},
+		{names: []string{"--num-gpus"}, kind: "int"},
+		{names: []string{"--num-threads"}, kind: "int"},
+		{names: []string{"--gpu-memory-utilization"}, kind: "float"},
+		{names: []string{"--backend"}, kind: "str"},
+		{names: []string{"--skip-server-setup"}, flag: true},
+		{names: []string{"--local-model-path"}, kind: "str"},
+		{names: []string{"--result-dir"}, kind: "str"},
+		{names: []string{"--allow-overwrite", "-o"}, flag: true},
+		{names: []string{"--run-ids"}, flag: true},
+		{names: []string{"--enable-lora"}, flag: true},
+		{names: []string{"--max-lora-rank"}, kind: "int"},
+		{names: []string{"--lora-modules"}, kind: "str", multiple: true},
+	},
+	"results": {{names: []string{"--result-dir"}, kind: "str"}},
+	"evaluate": {
+		{names: []string{"--model"}, kind: "str", multiple: true},
+		{names: []string{"--test-category"}, kind: "str", multiple: true},
+		{names: []string{"--result-dir"}, kind: "str"},
+		{names: []string{"--score-dir"}, kind: "str"},
+		{names: []string{"--partial-eval"}, flag: true},
+	},
+	"scores": {{names: []string{"--score-dir"}, kind: "str"}},
+}
+
+func main() {
+	if os.Getenv("WLC_STUB_BFCL_EXPORT") == "1" {
+		export()
+		return
+	}
+	args := os.Args[1:]
+	if len(args) == 0 {
+		clickUsage("", "Missing command.")
+	}
+	spec, ok := commands[args[0]]
+	if !ok {
+		clickUsage("", fmt.Sprintf("No such command '%s'.", args[0]))
+	}
+	opts := parse(args[0], spec, args[1:])
+	flags := map[string]string{"step_limit": os.Getenv("WLC_STUB_BFCL_STEP_LIMIT")}
+	switch args[0] {
+	case "generate":
+		generate(opts, flags)
+	case "evaluate":
+		stub.Write("bfcl", "evaluate", flags)
+		evaluate(opts)
+	default:
+		stub.Write("bfcl", args[0], flags)
+		fmt.Printf("stub bfcl: %s\n", args[0])
+	}
+}
+
+func clickUsage(cmd, msg string) {
+	fmt.Fprintf(os.Stderr, "Usage: bfcl %s[OPTIONS]\nTry 'bfcl %s-h' for help.\n\nError: %s\n", cmd, cmd, msg)
+	os.Exit(2)
+}
+
+// parse reads a command's options the way click does: exact names,
+// --name value or --name=value, flags without a value, no positionals.
+func parse(cmd string, spec []option, args []string) map[string][]string {
+	out := map[string][]string{}
+	byName := map[string]option{"--help": {names: []string{"--help"}, flag: true}, "-h": {names: []string{"--help"}, flag: true}}
+	for _, o := range spec {
+		for _, n := range o.names {
+			byName[n] = o
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			clickUsage(cmd+" ", fmt.Sprintf("Got unexpected extra argument (%s)", a))
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		o, ok := byName[name]
+		if !ok {
+			clickUsage(cmd+" ", fmt.Sprintf("No such option: %s", name))
+		}
+		long := o.names[0]
+		if o.flag {
+			if hasVal {
+				clickUsage(cmd+" ", fmt.Sprintf("Option '%s' does not take a value.", long))
+			}
+			out[long] = nil
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				clickUsage(cmd+" ", fmt.Sprintf("Option '%s' requires an argument.", name))
+			}
+			i++
+			val = args[i]
+		}
+		switch o.kind {
+		case "int":
+			if _, err := strconv.Atoi(val); err != nil {
+				clickUsage(cmd+" ", fmt.Sprintf("Invalid value for '%s': '%s' is not a valid integer.", long, val))
+			}
+		case "float":
+			if _, err := strconv.ParseFloat(val, 64); err != nil {
+				clickUsage(cmd+" ", fmt.Sprintf("Invalid value for '%s': '%s' is not a valid float.", long, val))
+			}
+		}
+		if o.multiple {
+			out[long] = append(out[long], val)
+		} else {
+			out[long] = []string{val}
+		}
+	}
+	if _, ok := out["--help"]; ok {
+		fmt.Printf("Usage: bfcl %s [OPTIONS]\n", cmd)
+		os.Exit(0)
+	}
+	return out
+}
+
+// multi is handle_multiple_input: values joined, split on commas.
+func multi(vals []string) []string {
+	var out []string
+	for _, v := range strings.Split(strings.Join(vals, ","), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func registry() map[string]model {
+	m := map[string]model{}
+	for k, v := range builtin {
+		m[k] = v
+	}
+	if s := os.Getenv("WLC_STUB_BFCL_MODELS"); s != "" {
+		var reg map[string]model
+		if err := json.Unmarshal([]byte(s), &reg); err != nil {
+			fail("WLC_STUB_BFCL_MODELS: " + err.Error())
+		}
+		for k, v := range reg {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// leaves is parse_test_category_argument: groups expanded, sorted.
+func leaves(cats []string) []string {
+	set := map[string]bool{}
+	for _, c := range cats {
+		if ls, ok := collections[c]; ok {
+			for _, l := range ls {
+				set[l] = true
+			}
+		} else if contains(allLeaves, c) {
+			set[c] = true
+		} else {
+			fail(fmt.Sprintf("Exception: Invalid test category name provided: %s", c))
+		}
+	}
+	var out []string
+	for l := range set {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func root() string {
+	r := os.Getenv("BFCL_PROJECT_ROOT")
+	if r == "" {
+		fail("BFCL_PROJECT_ROOT is not set (the stub writes nothing into an installed package)")
+	}
+	return r
+}
+
+func dirName(m string) string { return strings.ReplaceAll(m, "/", "_") }
+
+func resultFile(r, m, leaf string) string {
+	return filepath.Join(r, "result", dirName(m), "BFCL_v4_"+leaf+"_result.json")
+}
+
+func generate(opts map[string][]string, flags map[string]string) {
+	models := multi(opts["--model"])
+	if len(models) == 0 {
+		models = []string{"gorilla-openfunctions-v2"}
+	}
+	reg := registry()
+	r := root()
+	// The ids to run: the id file with --run-ids, else every case.
+	ids := map[string][]string{}
+	if _, ok := opts["--run-ids"]; ok {
+		data, err := os.ReadFile(filepath.Join(r, "test_case_ids_to_generate.json"))
+		if err != nil {
+			fail("FileNotFoundError: " + err.Error())
+		}
+		if err := json.Unmarshal(data, &ids); err != nil {
+			fail("test_case_ids_to_generate.json: " + err.Error())
+		}
+	} else {
+		cats := multi(opts["--test-category"])
+		if len(cats) == 0 {
+			cats = []string{"all"}
+		}
+		for _, l := range leaves(cats) {
+			for i := 0; i < casesPerLeaf; i++ {
+				ids[l] = append(ids[l], fmt.Sprintf("%s_%d", l, i))
+			}
+		}
+	}
+	n := 0
+	var names []string
+	for l, v := range ids {
+		n += len(v)
+		names = append(names, l)
+	}
+	sort.Strings(names)
+	flags["cases"] = strconv.Itoa(n)
+	flags["categories"] = strings.Join(names, ",")
+	flags["models"] = strings.Join(models, ",")
+	stub.Write("bfcl", "generate", flags)
+	for _, m := range models {
+		cfg, ok := reg[m]
+		if !ok {
+			fail(fmt.Sprintf("ValueError: Unknown model_name '%s'.\n• For officially supported models, please refer to `SUPPORTED_MODELS.md`.\n• For running new models, please refer to `README.md` and `CONTRIBUTING.md`.", m))
+		}
+		if cfg.Handler != "OpenAICompletionsHandler" {
+			fail(fmt.Sprintf("model %s's handler %s would call its vendor's API, not the server", m, cfg.Handler))
+		}
+		base, key := os.Getenv("OPENAI_BASE_URL"), os.Getenv("OPENAI_API_KEY")
+		if key == "" {
+			fail("openai.OpenAIError: The api_key client option must be set")
+		}
+		if base == "" {
+			fail("OPENAI_BASE_URL is not set: the OpenAI client would call api.openai.com")
+		}
+		for _, leaf := range names {
+			chat(base, m)
+			var b bytes.Buffer
+			for _, id := range ids[leaf] {
+				line, _ := json.Marshal(map[string]any{"id": id, "result": "[f(x=1)]"})
+				b.Write(append(line, '\n'))
+			}
+			p := resultFile(r, m, leaf)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				fail(err.Error())
+			}
+			if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+				fail(err.Error())
+			}
+		}
+	}
+}
+
+func chat(base, m string) {
+	body, _ := json.Marshal(map[string]any{"model": m, "max_tokens": 4,
+		"messages": []map[string]string{{"role": "user", "content": "call a tool"}}})
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Post(strings.TrimRight(base, "/")+"/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		fail(err.Error())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		fail("chat completion: " + resp.Status)
+	}
+}
+
+func evaluate(opts map[string][]string) {
+	reg := registry()
+	r := root()
+	models := multi(opts["--model"])
+	cats := multi(opts["--test-category"])
+	if len(cats) == 0 {
+		cats = []string{"all"}
+	}
+	_, partial := opts["--partial-eval"]
+	for _, m := range models {
+		cfg, ok := reg[m]
+		if !ok {
+			fail(fmt.Sprintf("ValueError: Invalid model name '%s'.", m))
+		}
+		scored := map[string][2]int{}
+		for _, leaf := range leaves(cats) {
+			f, err := os.Open(resultFile(r, m, leaf))
+			if err != nil {
+				if partial {
+					continue
+				}
+				fail(fmt.Sprintf("FileNotFoundError: no result for %s (run generate first, or --partial-eval)", leaf))
+			}
+			var got []string
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				var line struct {
+					ID string `json:"id"`
+				}
+				if json.Unmarshal(sc.Bytes(), &line) == nil {
+					got = append(got, line.ID)
+				}
+			}
+			f.Close()
+			if len(got) < casesPerLeaf && !partial {
+				fail(fmt.Sprintf("Missing test IDs in %s: %d of %d results (use --partial-eval)", leaf, len(got), casesPerLeaf))
+			}
+			correct := 0
+			for _, id := range got {
+				i := strings.LastIndex(id, "_")
+				if n, err := strconv.Atoi(id[i+1:]); err == nil && n%2 == 0 {
+					correct++
+				}
+			}
+			scored[leaf] = [2]int{correct, len(got)}
+			head, _ := json.Marshal(map[string]any{"accuracy": float64(correct) / float64(len(got)), "correct_count": correct, "total_count": len(got)})
+			p := filepath.Join(r, "score", dirName(m), "BFCL_v4_"+leaf+"_score.json")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				fail(err.Error())
+			}
+			if err := os.WriteFile(p, append(head, '\n'), 0o644); err != nil {
+				fail(err.Error())
+			}
+		}
+		writeCSVs(r, cfg.Display, scored)
+	}
+}
+
+// writeCSVs writes each summary column as BFCL does, a percentage: here
+// the accuracy over every case of the group's scored leaves.
+func writeCSVs(r, display string, scored map[string][2]int) {
+	cols := map[string][]string{}
+	vals := map[string][]string{}
+	var files []string
+	for _, s := range summaries {
+		correct, total := 0, 0
+		for _, l := range collections[s.group] {
+			correct += scored[l][0]
+			total += scored[l][1]
+		}
+		if total == 0 {
+			continue
+		}
+		if _, ok := cols[s.file]; !ok {
+			files = append(files, s.file)
+		}
+		cols[s.file] = append(cols[s.file], s.column)
+		vals[s.file] = append(vals[s.file], fmt.Sprintf("%.2f%%", 100*float64(correct)/float64(total)))
+	}
+	for _, f := range files {
+		text := "Rank,Model," + strings.Join(cols[f], ",") + "\n1," + display + "," + strings.Join(vals[f], ",")
+		if err := os.WriteFile(filepath.Join(r, "score", f), []byte(text), 0o644); err != nil {
+			fail(err.Error())
+		}
+	}
+}
+
+func export() {
+	ids := map[string][]string{}
+	for _, l := range allLeaves {
+		for i := 0; i < casesPerLeaf; i++ {
+			ids[l] = append(ids[l], fmt.Sprintf("%s_%d", l, i))
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"collections": collections, "leaves": allLeaves, "ids": ids})
+	fmt.Println(string(data))
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "stub bfcl:", msg)
+	os.Exit(1)
+}

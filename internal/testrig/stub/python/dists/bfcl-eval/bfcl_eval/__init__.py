@@ -1,0 +1,1 @@
+# stub bfcl_eval (see internal/testrig/stub/python/README.md)

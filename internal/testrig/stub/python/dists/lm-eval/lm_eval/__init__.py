@@ -1,0 +1,1 @@
+# stub lm-evaluation-harness (see internal/testrig/stub/python/README.md)

@@ -1,0 +1,378 @@
+// Command vllm is a stand-in for vLLM's CLI in tests: `vllm serve` and
+// `vllm bench serve`. See package github.com/wlcdev/wlc/internal/testrig/stub for
+// the flags and environment it honours.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wlcdev/wlc/internal/testrig/stub"
+)
+
+func main() {
+	args := os.Args[1:]
+	switch {
+	case len(args) >= 1 && args[0] == "serve":
+		os.Exit(serve(args[1:]))
+	case len(args) >= 1 && args[0] == "__worker":
+		stub.Write("vllm", "worker", nil)
+		select {} // like an engine worker: lives until its process group is killed
+	case len(args) >= 2 && args[0] == "bench" && args[1] == "serve":
+		os.Exit(bench(args[2:]))
+	}
+	fmt.Fprintf(os.Stderr, "stub vllm: unsupported command %q (want serve or bench serve)\n", args)
+	os.Exit(2)
+}
+
+// multiNode are the flags recorded for the Slurm backend's tests.
+var multiNode = []string{"--nnodes", "--node-rank", "--master-addr", "--master-port",
+	"--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address",
+	"--data-parallel-rpc-port", "--data-parallel-start-rank", "--tensor-parallel-size",
+	"--pipeline-parallel-size", "--distributed-executor-backend", "--api-server-count",
+	"--kv-transfer-config"}
+
+func serve(args []string) int {
+	model := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		model = args[0]
+	}
+	if m, ok := stub.Flag(args, "--model"); ok {
+		model = m
+	}
+	if model == "" {
+		fmt.Fprintln(os.Stderr, "stub vllm serve: no model given")
+		return 2
+	}
+	served := model
+	if n, ok := stub.Flag(args, "--served-model-name"); ok {
+		served = n
+	}
+	port := "8000"
+	if p, ok := stub.Flag(args, "--port"); ok {
+		port = p
+	}
+	host := "0.0.0.0"
+	if h, ok := stub.Flag(args, "--host"); ok {
+		host = h
+	}
+	flags := map[string]string{"model": model, "port": port, "host": host}
+	for _, f := range multiNode {
+		if v, ok := stub.Flag(args, f); ok {
+			flags[strings.TrimPrefix(f, "--")] = v
+		}
+	}
+	kvRole := ""
+	if c, ok := stub.Flag(args, "--kv-transfer-config"); ok {
+		// vLLM parses it as KVTransferConfig JSON and refuses anything else.
+		var cfg struct {
+			Connector string `json:"kv_connector"`
+			Role      string `json:"kv_role"`
+		}
+		if err := json.Unmarshal([]byte(c), &cfg); err != nil || cfg.Connector == "" {
+			fmt.Fprintf(os.Stderr, "stub vllm serve: --kv-transfer-config %q is not a KV transfer config (%v)\n", c, err)
+			return 2
+		}
+		kvRole = cfg.Role
+		flags["data-parallel-hybrid-lb"] = strconv.FormatBool(stub.Has(args, "--data-parallel-hybrid-lb"))
+		flags["nixl-side-channel-host"] = os.Getenv("VLLM_NIXL_SIDE_CHANNEL_HOST")
+	}
+	// A backend the hardware cannot run: vLLM refuses it while the engine
+	// starts, with a ValueError (what a backend sweep records).
+	for _, f := range []string{"--attention-backend", "--moe-backend"} {
+		v, ok := stub.Flag(args, f)
+		if !ok {
+			continue
+		}
+		flags[strings.TrimPrefix(f, "--")] = v
+		for _, bad := range strings.Split(os.Getenv("WLC_STUB_REFUSE_BACKENDS"), ",") {
+			if bad != "" && strings.EqualFold(bad, v) {
+				stub.Write("vllm", "serve", flags)
+				fmt.Printf("INFO stub vllm serve %s (pid %d): engine starting\n", model, os.Getpid())
+				fmt.Printf("ValueError: %s %s is not supported on this platform (WLC_STUB_REFUSE_BACKENDS)\n", f, v)
+				return 1
+			}
+		}
+	}
+	headless := stub.Has(args, "--headless")
+	if headless {
+		flags["headless"] = "true"
+	}
+	stub.Write("vllm", "serve", flags)
+	fmt.Printf("INFO stub vllm serve %s (pid %d) on %s:%s headless=%v\n", model, os.Getpid(), host, port, headless)
+
+	// Workers stay behind when the server exits, as orphaned engine
+	// processes would: only a process-group kill removes them.
+	if n, _ := strconv.Atoi(os.Getenv("WLC_STUB_WORKERS")); n > 0 {
+		self, _ := os.Executable()
+		for i := 0; i < n; i++ {
+			w := exec.Command(self, "__worker")
+			if err := w.Start(); err != nil {
+				fmt.Printf("ERROR stub vllm: worker: %v\n", err)
+				return 1
+			}
+		}
+	}
+	ignoreTerm := os.Getenv("WLC_STUB_IGNORE_TERM") == "1"
+	done := make(chan int, 1)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		for s := range sigs {
+			if ignoreTerm {
+				fmt.Printf("INFO stub vllm: %v ignored (WLC_STUB_IGNORE_TERM)\n", s)
+				continue
+			}
+			fmt.Printf("INFO stub vllm: %v, shutting down\n", s)
+			done <- 0
+		}
+	}()
+	if r := os.Getenv("WLC_STUB_DIE_KV_ROLE"); r != "" && r != kvRole {
+		// Only the instances of that KV role die (a decode instance dying
+		// while the prefill instance lives on).
+	} else if d := stub.EnvSeconds("WLC_STUB_DIE_AFTER"); d > 0 {
+		go func() {
+			time.Sleep(d)
+			fmt.Printf("ERROR stub vllm: dying after %v as WLC_STUB_DIE_AFTER asks\n", d)
+			done <- stub.DieCode()
+		}()
+	}
+	if !headless {
+		go func() {
+			time.Sleep(stub.EnvSeconds("WLC_STUB_STARTUP_DELAY"))
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+			if err != nil {
+				fmt.Printf("ERROR stub vllm: %v\n", err)
+				done <- 1
+				return
+			}
+			fmt.Println("INFO Application startup complete.")
+			srv := &http.Server{Handler: handler(served, done)}
+			_ = srv.Serve(ln)
+		}()
+	}
+	return <-done
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // like vLLM (Starlette's JSONResponse)
+	_ = enc.Encode(v)
+}
+
+func handler(model string, done chan<- int) http.Handler {
+	var served atomic.Int64
+	limit, _ := strconv.ParseInt(os.Getenv("WLC_STUB_DIE_AFTER_REQUESTS"), 10, 64)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{
+			{"id": model, "object": "model", "owned_by": "vllm", "root": model}}})
+	})
+	complete := func(chat bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Model     string `json:"model"`
+				MaxTokens int    `json:"max_tokens"`
+			}
+			body, _ := io.ReadAll(r.Body)
+			if err := json.Unmarshal(body, &req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if req.Model != model {
+				w.WriteHeader(http.StatusNotFound)
+				writeJSON(w, map[string]any{"error": map[string]any{"message": fmt.Sprintf("The model `%s` does not exist.", req.Model)}})
+				return
+			}
+			n := req.MaxTokens
+			if n <= 0 || n > 16 {
+				n = 16
+			}
+			text := strings.TrimSpace(strings.Repeat("ok ", n))
+			choice := map[string]any{"index": 0, "text": text, "finish_reason": "length"}
+			object := "text_completion"
+			if chat {
+				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "length"}
+				object = "chat.completion"
+			}
+			writeJSON(w, map[string]any{"id": "cmpl-stub", "object": object, "model": model,
+				"choices": []any{choice}, "usage": map[string]int{"prompt_tokens": 8, "completion_tokens": n, "total_tokens": 8 + n}})
+			if c := served.Add(1); limit > 0 && c >= limit {
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					fmt.Printf("ERROR stub vllm: dying after %d requests as WLC_STUB_DIE_AFTER_REQUESTS asks\n", c)
+					done <- stub.DieCode()
+				}()
+			}
+		}
+	}
+	mux.HandleFunc("POST /v1/completions", complete(false))
+	mux.HandleFunc("POST /v1/chat/completions", complete(true))
+	return mux
+}
+
+func intFlag(args []string, name string, def int) int {
+	if v, ok := stub.Flag(args, name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func bench(args []string) int {
+	stub.Write("vllm", "bench", nil)
+	if v := os.Getenv("WLC_STUB_BENCH_FAIL"); v != "" && v != "0" {
+		code, err := strconv.Atoi(v)
+		if err != nil || code <= 0 {
+			code = 1
+		}
+		fmt.Fprintf(os.Stderr, "stub vllm bench serve: failing with %d as WLC_STUB_BENCH_FAIL asks\n", code)
+		return code
+	}
+	base, ok := stub.Flag(args, "--base-url")
+	if !ok {
+		host, _ := stub.Flag(args, "--host")
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		base = "http://" + net.JoinHostPort(host, strconv.Itoa(intFlag(args, "--port", 8000)))
+	}
+	endpoint, ok := stub.Flag(args, "--endpoint")
+	if !ok {
+		endpoint = "/v1/completions"
+	}
+	model, _ := stub.Flag(args, "--model")
+	backend, ok := stub.Flag(args, "--backend")
+	if !ok {
+		backend = "vllm"
+	}
+	// SPEED-Bench is read from <dataset-path>/<subset>.jsonl, which vLLM
+	// does not download.
+	if ds, _ := stub.Flag(args, "--dataset-name"); ds == "speed_bench" {
+		dir, _ := stub.Flag(args, "--dataset-path")
+		subset, _ := stub.Flag(args, "--speed-bench-dataset-subset")
+		if fi, err := os.Stat(filepath.Join(dir, subset+".jsonl")); err != nil || fi.Size() == 0 {
+			fmt.Fprintf(os.Stderr, "stub vllm bench serve: speed_bench needs %s/%s.jsonl (--dataset-path, --speed-bench-dataset-subset)\n", dir, subset)
+			return 1
+		}
+	}
+	prompts := intFlag(args, "--num-prompts", 1000)
+	conc := intFlag(args, "--max-concurrency", prompts)
+	if conc <= 0 {
+		conc = prompts
+	}
+	inLen := intFlag(args, "--random-input-len", 1024)
+	outLen := intFlag(args, "--random-output-len", 128)
+
+	start := time.Now()
+	var mu sync.Mutex
+	var lat []float64
+	failed := 0
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; i < prompts; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var body []byte
+			if strings.Contains(endpoint, "chat") {
+				body, _ = json.Marshal(map[string]any{"model": model, "max_tokens": outLen,
+					"messages": []map[string]string{{"role": "user", "content": fmt.Sprintf("prompt %d", i)}}})
+			} else {
+				body, _ = json.Marshal(map[string]any{"model": model, "prompt": fmt.Sprintf("prompt %d", i), "max_tokens": outLen})
+			}
+			t0 := time.Now()
+			resp, err := client.Post(strings.TrimRight(base, "/")+endpoint, "application/json", bytes.NewReader(body))
+			ok := err == nil && resp.StatusCode == 200
+			if resp != nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+			} else {
+				failed++
+			}
+		}(i)
+	}
+	wg.Wait()
+	dur := time.Since(start).Seconds()
+	sort.Float64s(lat)
+	completed := len(lat)
+	mean, med, p99 := stats(lat)
+	res := map[string]any{
+		"date": start.Format("20060102-150405"), "backend": backend, "model_id": model, "tokenizer_id": model,
+		"num_prompts": prompts, "max_concurrency": conc, "request_rate": "inf", "burstiness": 1.0,
+		"duration": dur, "completed": completed, "failed": failed,
+		"total_input_tokens": completed * inLen, "total_output_tokens": completed * outLen,
+		"request_throughput": float64(completed) / dur, "request_goodput": nil,
+		"output_throughput": float64(completed*outLen) / dur, "total_token_throughput": float64(completed*(inLen+outLen)) / dur,
+		"mean_ttft_ms": mean, "median_ttft_ms": med, "std_ttft_ms": 0.0, "p99_ttft_ms": p99,
+		"mean_tpot_ms": mean / float64(outLen), "median_tpot_ms": med / float64(outLen), "std_tpot_ms": 0.0, "p99_tpot_ms": p99 / float64(outLen),
+		"mean_itl_ms": mean / float64(outLen), "median_itl_ms": med / float64(outLen), "std_itl_ms": 0.0, "p99_itl_ms": p99 / float64(outLen),
+		"mean_e2el_ms": mean, "median_e2el_ms": med, "std_e2el_ms": 0.0, "p99_e2el_ms": p99,
+		"ttfts": lat,
+	}
+	fmt.Printf("============ Serving Benchmark Result ============\nSuccessful requests: %d\nFailed requests: %d\nBenchmark duration (s): %.2f\n", completed, failed, dur)
+	if stub.Has(args, "--save-result") {
+		dir, _ := stub.Flag(args, "--result-dir")
+		name, ok := stub.Flag(args, "--result-filename")
+		if !ok {
+			name = fmt.Sprintf("%s-%s-stub.json", backend, start.Format("20060102-150405"))
+		}
+		if dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		// WLC_STUB_BENCH_RESULT=truncated writes half the file (a client
+		// killed mid-write); none-completed a run where no request finished.
+		switch os.Getenv("WLC_STUB_BENCH_RESULT") {
+		case "none-completed":
+			res["completed"], res["failed"], res["total_token_throughput"], res["output_throughput"] = 0, 0, 0.0, 0.0
+		}
+		data, _ := json.MarshalIndent(res, "", "  ")
+		if os.Getenv("WLC_STUB_BENCH_RESULT") == "truncated" {
+			data = data[:len(data)/2]
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func stats(xs []float64) (mean, median, p99 float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	return mean / float64(len(xs)), xs[len(xs)/2], xs[(len(xs)*99)/100]
+}
