@@ -44,7 +44,7 @@ func TestEvaluationCost(t *testing.T) {
 			disj := float64(b.Disjuncts-a.Disjuncts) / count
 			t.Logf("%s: %.1f unifications, %.1f disjuncts (cue vet of %d and %d workloads)", c.name, unif, disj, perA, perB)
 			if unif > c.maxUnif {
-				t.Errorf("a %s costs %.1f unifications, more than %.0f: a rule with a plain label under _check, a block no longer one reference, a value copied into each workload? (see README: Speed)", c.name, unif, c.maxUnif)
+				t.Errorf("a %s costs %.1f unifications, more than %.0f: a rule with a plain label under _check, a block no longer one reference, a value copied into each workload? (see docs/schema.md: Changing the schema)", c.name, unif, c.maxUnif)
 			}
 			if disj > c.maxDisj {
 				t.Errorf("a %s costs %.1f disjuncts, more than %.0f: a new default or error() disjunction evaluated in every workload, not one reference to its type (see #WorkloadTypes)?", c.name, disj, c.maxDisj)

@@ -164,8 +164,8 @@ func TestGeneratedWorkloadsVet(t *testing.T) {
 // (as wlcbench's), whole and stopped once each shard is evaluated
 // (nothing validated, decoded or checked), alternating. evaluation/whole
 // times wlcbench's `wlc vet / cue vet -c` is the ratio wlc would reach if
-// reading the evaluated values cost nothing: issue 14's bound (README,
-// "Speed, side by side").
+// reading the evaluated values cost nothing: issue 14's bound
+// (docs/performance.md).
 func BenchmarkEvaluationFloor(b *testing.B) {
 	const n = 1000
 	files := map[string]string{}

@@ -263,7 +263,7 @@ func (l *loader) run(dir string) {
 	}
 	cueFiles, _ := filepath.Glob(filepath.Join(abs, "*.cue"))
 	if len(cueFiles) == 0 {
-		l.errorf("%s holds no .cue files; add workload files (see README: \"Writing a workload\")", dir)
+		l.errorf("%s holds no .cue files; add workload files (see docs/schema.md: \"Writing a workload\")", dir)
 		return
 	}
 	root, ok := findModuleRoot(abs)
@@ -346,7 +346,7 @@ func (l *loader) run(dir string) {
 	l.checkTopLevel()
 	// A shard plan found workload files, which the shared files lack.
 	if shards == nil && !pkg.LookupPath(pathWorkloads).Exists() {
-		l.errorf("%s defines no workloads: add `workloads: <name>: {...}` (and wlc.cue with the schema import, see README)", dir)
+		l.errorf("%s defines no workloads: add `workloads: <name>: {...}` (and wlc.cue with the schema import, see docs/schema.md: \"Writing a workload\")", dir)
 		return
 	}
 	if !l.typed(pkg, dir) {

@@ -130,7 +130,7 @@ func (s *Set) For(image string) *Catalog {
 		}
 		for _, label := range s.Labels() {
 			if l, ok := vllmcatalog.ReleaseOf(label); ok && minor(l) == minor(rel) {
-				return s.checker(label, fmt.Sprintf("%s, the same minor release, stands in for %s, which has no catalog of its own; add one or map the image in %s (README: Flag catalogs)", label, image, s.MapSetting))
+				return s.checker(label, fmt.Sprintf("%s, the same minor release, stands in for %s, which has no catalog of its own; add one or map the image in %s (docs/flag-catalogs.md)", label, image, s.MapSetting))
 			}
 		}
 	}
@@ -138,7 +138,7 @@ func (s *Set) For(image string) *Catalog {
 	if what == "" {
 		what = "an image wlc cannot name"
 	}
-	return s.checker(s.newest, fmt.Sprintf("%s, the newest catalog, stands in for %s, which has no catalog of its own; add one or map the image in %s (README: Flag catalogs)", s.newest, what, s.MapSetting))
+	return s.checker(s.newest, fmt.Sprintf("%s, the newest catalog, stands in for %s, which has no catalog of its own; add one or map the image in %s (docs/flag-catalogs.md)", s.newest, what, s.MapSetting))
 }
 
 // sameRelease reports whether tag is rel with a build suffix only
