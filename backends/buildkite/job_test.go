@@ -33,13 +33,20 @@ var uploadJob = bktest.Job{ID: "0193-upload-job", StepKey: buildkite.UploadStepK
 // upload.sh's `artifact upload` would (TestUploadAndRunSteps runs it).
 func publish(t testing.TB, arts []backends.Artifact) *published {
 	t.Helper()
-	p := &published{api: bktest.NewAgentAPI(t), agent: bktest.Agent(t), upload: uploadJob}
-	p.api.AddJob(p.upload)
+	p := newBuild(t)
 	for _, a := range arts {
-		if strings.HasPrefix(a.Path, buildkite.ScriptsDir+"/") || strings.HasPrefix(a.Path, "helpers/") {
+		if buildkite.IsStepFile(a.Path) {
 			p.api.PutArtifact(p.upload.ID, a.Path, a.Data)
 		}
 	}
+	return p
+}
+
+// newBuild is a build whose upload step has uploaded nothing yet.
+func newBuild(t testing.TB) *published {
+	t.Helper()
+	p := &published{api: bktest.NewAgentAPI(t), agent: bktest.Agent(t), upload: uploadJob}
+	p.api.AddJob(p.upload)
 	return p
 }
 

@@ -90,6 +90,12 @@ var (
 	submitFile = file{helpersDir + "/submit.sh", submitScript}
 )
 
+// IsStepFile reports whether an export's file is one the steps download
+// (upload.sh uploads it as an artifact).
+func IsStepFile(artifactPath string) bool {
+	return strings.HasPrefix(artifactPath, ScriptsDir+"/") || strings.HasPrefix(artifactPath, helpersDir+"/")
+}
+
 // fetched is where a step finds an artifact once downloaded.
 func fetched(artifactPath string) string { return fetchDir + "/" + artifactPath }
 
@@ -149,7 +155,7 @@ func files(steps []*pendingStep) ([]backends.Artifact, error) {
 			}
 			seen[f.path] = f.data
 			a := backends.Artifact{Path: f.path, Data: f.data, Mode: 0o644}
-			if strings.HasPrefix(f.path, helpersDir+"/") {
+			if !strings.HasPrefix(f.path, ScriptsDir+"/") {
 				helpers = append(helpers, a)
 			} else {
 				scripts = append(scripts, a)
