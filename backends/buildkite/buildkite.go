@@ -87,7 +87,7 @@ func (*Backend) Name() string { return "buildkite" }
 
 // Summary implements backends.Backend.
 func (*Backend) Summary() string {
-	return "one Buildkite pipeline (stdout) for `buildkite-agent pipeline upload`; one step per workload; over 500, several pipelines (-o)"
+	return "a Buildkite pipeline, one step per workload (over 500, several), the scripts its steps download and upload.sh, which the upload step runs (-o DIR)"
 }
 
 // NightlyByDefault makes an unselected export the nightly set, as
