@@ -11,6 +11,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testrig/bktest"
 )
@@ -140,5 +141,38 @@ func TestUploadAndRunSteps(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.dir, "tampered-script-ran")); err == nil {
 		t.Error("the tampered script ran")
+	}
+}
+
+// TestShellcheck: upload.sh (one pipeline, several, another step key) and
+// the helpers the steps run pass shellcheck.
+func TestShellcheck(t *testing.T) {
+	ws := []plan.Workload{dockerWorkload("a"), slurmWorkload("b")}
+	for _, env := range []map[string]string{nil, {buildkite.JobsPerUploadVar: "1", buildkite.UploadStepVar: "bench:upload"}} {
+		for _, a := range lowerPipelines(t, buildkite.New(fakeRunners()), ws, env) {
+			if a.Path == buildkite.UploadFile || strings.HasPrefix(a.Path, "helpers/") {
+				runnertest.Shellcheck(t, a.Path, a.Data)
+			}
+		}
+	}
+}
+
+// TestUploadStepKey: WLC_UPLOAD_STEP names the upload step in every
+// step's downloads and in upload.sh's check; a value Buildkite would not
+// take as a step key, or that upload-time interpolation would read, is
+// an export error naming the variable.
+func TestUploadStepKey(t *testing.T) {
+	arts := lowerPipelines(t, buildkite.New(fakeRunners()), []plan.Workload{dockerWorkload("a")}, map[string]string{buildkite.UploadStepVar: " bench:upload "})
+	if !bytes.Contains(arts[0].Data, []byte("\n      buildkite-agent artifact download scripts/a.sh .wlc --step bench:upload\n")) {
+		t.Errorf("the step does not download from step bench:upload:\n%s", arts[0].Data)
+	}
+	if up := arts[len(arts)-1]; !bytes.Contains(up.Data, []byte(`if [ "${BUILDKITE_STEP_KEY:-}" != bench:upload ]; then`)) {
+		t.Errorf("upload.sh does not check for key bench:upload:\n%s", up.Data)
+	}
+	for _, v := range []string{"$KEY", "a b", "k${X}", strings.Repeat("k", 101), "01234567-89ab-cdef-0123-456789abcdef"} {
+		_, err := buildkite.New(fakeRunners()).Lower([]plan.Workload{dockerWorkload("a")}, optsEnv(map[string]string{buildkite.UploadStepVar: v}))
+		if err == nil || !strings.Contains(err.Error(), buildkite.UploadStepVar+"=") || !strings.Contains(err.Error(), "want the key of the step that runs upload.sh") {
+			t.Errorf("%s=%q: %v", buildkite.UploadStepVar, v, err)
+		}
 	}
 }
