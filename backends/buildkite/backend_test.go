@@ -104,12 +104,12 @@ func TestSlurmStep(t *testing.T) {
 	for _, want := range []string{
 		"\n    agents:\n      queue: gb300-canary\n",
 		"\n    concurrency: 1\n    concurrency_group: wlc/gb300-canary\n    concurrency_method: eager\n",
-		"\n      } > .wlc/kimi.sbatch\n",
-		"\n      } > .wlc/wlc-submit.sh\n",
-		"\n      } > .wlc/wlc-token.sh\n",
-		// The ingest token is fetched on the login node; sbatch hands it to the
-		// job, without the library the step's scripts were rebuilt from.
-		"\n      env -u WLC_LIBRARY bash .wlc/wlc-token.sh bash .wlc/wlc-submit.sh .wlc/kimi.sbatch results/kimi\n",
+		"\n      buildkite-agent artifact download scripts/kimi.sh .wlc --step wlc-upload\n",
+		"\n      buildkite-agent artifact download helpers/submit.sh .wlc --step wlc-upload\n",
+		"\n      buildkite-agent artifact download helpers/token.sh .wlc --step wlc-upload\n",
+		// The ingest token is fetched on the login node; sbatch hands it to
+		// the job.
+		"\n      bash .wlc/helpers/token.sh bash .wlc/helpers/submit.sh .wlc/scripts/kimi.sh results/kimi\n",
 	} {
 		if !strings.Contains(string(y), want) {
 			t.Errorf("pipeline lacks %q:\n%s", want, y)

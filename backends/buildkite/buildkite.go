@@ -1,25 +1,23 @@
 // Package buildkite lowers resolved workloads into one Buildkite pipeline
 // for a dynamic `buildkite-agent pipeline upload`, with perf-eval's per-step
-// semantics (perf-eval.md §3.3) and self-contained steps: each step carries
-// its workload's runner script (docker, native or Slurm, produced by the
-// runner backends) and needs nothing on the agent but bash, coreutils and
-// gzip.
+// semantics (perf-eval.md §3.3). Each step runs its workload's runner
+// script (docker, native or Slurm, produced by the runner backends), which
+// the export carries beside the pipeline and the upload step publishes as
+// artifacts (scripts.go): the step a person opens in Buildkite reads as
+// "download this script, check its sha256, run it".
 //
-// Shipping the script. buildkite-agent interpolates `$` in every string of
-// an uploaded pipeline with the *uploader's* environment, and agent v3.78.0
+// Interpolation. buildkite-agent interpolates `$` in every string of an
+// uploaded pipeline with the *uploader's* environment, and agent v3.78.0
 // fails the whole upload on bash-only forms such as `${#A[@]}` and
-// mishandles nested `$${A:-$$B}` (internal/testrig/bktest). So the script never
-// appears as text: the command rebuilds it from the upload's shared library
-// (a pipeline env value) and the step's own compressed text, both base64,
-// and checks its sha256 before running it (library.go). The command itself
-// contains no `$` at all, which Lower asserts. The other strings of a step
-// (env values, pod spec) are escaped `$` -> `$$`, and a value with a `$`
-// nested inside `${...}`, which no escaping carries through agent v3.78.0
+// mishandles nested `$${A:-$$B}` (internal/testrig/bktest). The scripts
+// never pass through it (they are artifacts), and a step's command holds
+// no `$` at all, which Lower asserts. The other strings of a step (env
+// values, pod spec) are escaped `$` -> `$$`, and a value with a `$` nested
+// inside `${...}`, which no escaping carries through agent v3.78.0
 // unchanged, is refused.
 package buildkite
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"maps"
@@ -89,7 +87,7 @@ func (*Backend) Name() string { return "buildkite" }
 
 // Summary implements backends.Backend.
 func (*Backend) Summary() string {
-	return "one Buildkite pipeline (stdout) for `buildkite-agent pipeline upload`; one step per workload; over 500, several pipelines (-o)"
+	return "a Buildkite pipeline, one step per workload (over 500, several), the scripts its steps download and upload.sh, which the upload step runs (-o DIR)"
 }
 
 // NightlyByDefault makes an unselected export the nightly set, as
@@ -97,23 +95,33 @@ func (*Backend) Summary() string {
 func (*Backend) NightlyByDefault() bool { return true }
 
 // Lower implements backends.Backend: one command step per workload, in the
-// order given. Every workload that cannot be lowered is reported.
+// order given, in one pipeline (or, over the jobs-per-upload limit,
+// several), then the scripts the steps download and upload.sh. Every
+// workload that cannot be lowered is reported.
 func (b *Backend) Lower(ws []plan.Workload, opts backends.Options) ([]backends.Artifact, error) {
-	parts, err := b.pipelines(ws, opts)
+	parts, steps, err := b.pipelines(ws, opts)
 	if err != nil {
 		return nil, err
 	}
 	// One upload after the other: each writes its steps on every CPU
 	// (yamlWriter.pipeline).
-	arts := make([]backends.Artifact, len(parts))
+	arts := make([]backends.Artifact, 0, len(parts)+len(steps)+3)
+	names := make([]string, len(parts))
 	for i, pt := range parts {
 		data, err := encode(pt.header, pt.p)
 		if err != nil {
 			return nil, err
 		}
-		arts[i] = backends.Artifact{Path: pt.path, Data: data, Mode: 0o644}
+		arts = append(arts, backends.Artifact{Path: pt.path, Data: data, Mode: 0o644})
+		names[i] = pt.path
 	}
-	return arts, nil
+	scripts, err := files(steps)
+	if err != nil {
+		return nil, err
+	}
+	arts = append(arts, scripts...)
+	key, _ := uploadStepKey(opts.Env) // checked by pipelines
+	return append(arts, backends.Artifact{Path: UploadFile, Data: uploadScript(key, names), Mode: 0o644}), nil
 }
 
 // part is one upload: its file, header comment and pipeline.
@@ -123,18 +131,26 @@ type part struct {
 }
 
 // pipelines builds the uploads: one pipeline, or over the jobs-per-upload
-// limit several, each carrying the library its steps share.
-func (b *Backend) pipelines(ws []plan.Workload, opts backends.Options) ([]part, error) {
+// limit several; and the steps, whose files the export carries.
+func (b *Backend) pipelines(ws []plan.Workload, opts backends.Options) ([]part, []*pendingStep, error) {
 	if len(ws) == 0 {
-		return nil, errors.New("no workloads to put in the pipeline")
+		return nil, nil, errors.New("no workloads to put in the pipeline")
+	}
+	var errs []error
+	key, err := uploadStepKey(opts.Env)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	limit, err := jobsPerUpload(opts.Env)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	// Each step is its workload's alone: built on every CPU, gathered in
 	// order.
 	built := make([]*pendingStep, len(ws))
 	failed := make([]error, len(ws))
-	par.Do(len(ws), func(i int) { built[i], failed[i] = b.step(ws[i], opts) })
+	par.Do(len(ws), func(i int) { built[i], failed[i] = b.step(ws[i], opts, key) })
 	var steps []*pendingStep
-	var errs []error
 	for i, w := range ws {
 		if failed[i] != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", w.Name, failed[i]))
@@ -142,60 +158,27 @@ func (b *Backend) pipelines(ws []plan.Workload, opts backends.Options) ([]part, 
 		}
 		steps = append(steps, built[i])
 	}
-	limit, err := jobsPerUpload(opts.Env)
-	if err != nil {
-		errs = append(errs, err)
-	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
 	chunks := splitSteps(steps, limit)
 	parts := make([]part, len(chunks))
 	first := 1
 	for i, c := range chunks {
-		p, err := uploadPipeline(c)
-		if err != nil {
-			return nil, err
+		p := &pipeline.Pipeline{Steps: make(pipeline.Steps, len(c))}
+		for j, s := range c {
+			p.Steps[j] = s.step
 		}
-		parts[i] = part{PipelineFile, "# Generated by wlc export --backend buildkite; upload with buildkite-agent pipeline upload.\n", p}
+		parts[i] = part{PipelineFile, "# Generated by wlc export --backend buildkite; upload it with " + UploadFile + " beside it, which first uploads the scripts its steps download.\n", p}
 		if len(chunks) > 1 {
 			parts[i].path = PartFile(i, len(chunks))
 			parts[i].header = fmt.Sprintf("# Generated by wlc export --backend buildkite: pipeline %d of %d, steps %d-%d of %d.\n"+
-				"# Buildkite creates at most %d jobs per upload: upload each of the %d files with its own buildkite-agent pipeline upload.\n",
-				i+1, len(chunks), first, first+len(c)-1, len(steps), limit, len(chunks))
+				"# Buildkite creates at most %d jobs per upload: %s beside it uploads the scripts, then each of the %d files with its own buildkite-agent pipeline upload.\n",
+				i+1, len(chunks), first, first+len(c)-1, len(steps), limit, UploadFile, len(chunks))
 		}
 		first += len(c)
 	}
-	return parts, nil
-}
-
-// uploadPipeline is one upload: its steps' commands, written against the
-// library they share, which the pipeline's env carries.
-func uploadPipeline(steps []*pendingStep) (*pipeline.Pipeline, error) {
-	files := make([][]file, len(steps))
-	kinds := make([]string, len(steps))
-	for i, s := range steps {
-		files[i] = s.files
-		kinds[i] = s.runner + "/" + s.w.Engine
-	}
-	lib := newLibrary(files, kinds)
-	p := &pipeline.Pipeline{Steps: make(pipeline.Steps, len(steps))}
-	par.DoWith(len(steps), lib.forGoroutine, func(lib *library, i int) {
-		steps[i].step.Command = steps[i].command(lib, i)
-	})
-	for i, s := range steps {
-		if strings.Contains(s.step.Command, "$") {
-			// Cannot happen (base64, hex, numbers, names and fixed text);
-			// guards the design.
-			return nil, fmt.Errorf("%s: internal error: the step command contains a $", s.w.Name)
-		}
-		p.Steps[i] = s.step
-	}
-	if len(lib.text) > 0 {
-		p.Env = ordered.NewMap[string, string](1)
-		p.Env.Set(LibraryVar, lib.envValue())
-	}
-	return p, nil
+	return parts, steps, nil
 }
 
 // PartFile is the name of pipeline i (from 0) of n: pipeline-1.yml, …,
@@ -233,7 +216,7 @@ func splitSteps[S any](steps []S, limit int) [][]S {
 // (emit.go), else by yaml.v3, with the same bytes either way.
 func encode(header string, p *pipeline.Pipeline) ([]byte, error) {
 	// Sized for the commands (indented once more) and each step's
-	// fields, so the ~4 MB of 1,000 steps are not copied as it grows.
+	// fields, so the pipeline is not copied as it grows.
 	size := 64 << 10
 	for _, st := range p.Steps {
 		if cs, ok := st.(*pipeline.CommandStep); ok {
@@ -251,8 +234,7 @@ func encode(header string, p *pipeline.Pipeline) ([]byte, error) {
 	}
 }
 
-// pendingStep is a command step whose command is written once its
-// upload's library is known: the files it writes and the line it runs.
+// pendingStep is a command step and the files its command downloads.
 type pendingStep struct {
 	w      plan.Workload
 	runner string // the runner backend's name
@@ -261,8 +243,8 @@ type pendingStep struct {
 	run    string // the command's last line
 }
 
-// step builds one workload's command step, all but its command.
-func (b *Backend) step(w plan.Workload, opts backends.Options) (*pendingStep, error) {
+// step builds one workload's command step; key is the upload step's.
+func (b *Backend) step(w plan.Workload, opts backends.Options, key string) (*pendingStep, error) {
 	prof := w.Profile
 	runnerName, ok := runnerFor[prof.Runtime]
 	if !ok {
@@ -273,7 +255,7 @@ func (b *Backend) step(w plan.Workload, opts backends.Options) (*pendingStep, er
 		return nil, fmt.Errorf("profile %s (runtime %s) runs the %s runner's script, but this wlc has no %s backend wired into buildkite (available: %s)",
 			prof.Name, prof.Runtime, runnerName, runnerName, b.available())
 	}
-	script, err := runnerScript(runner, w, opts)
+	scriptName, script, err := runnerScript(runner, w, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -306,14 +288,14 @@ func (b *Backend) step(w plan.Workload, opts backends.Options) (*pendingStep, er
 	ps := &pendingStep{w: w, runner: runner.Name(), step: s}
 	switch runnerName {
 	case RunnerSlurm:
-		ps.slurm(script)
+		ps.slurm(scriptName, script)
 		// One Slurm job per login-node queue at a time: the router and
 		// server control ports on the login node are fixed (perf-eval #74).
 		s.RemainingFields["concurrency"] = 1
 		s.RemainingFields["concurrency_group"] = "wlc/" + queue
 		s.RemainingFields["concurrency_method"] = "eager"
 	default:
-		ps.direct(script)
+		ps.direct(scriptName, script)
 	}
 
 	if w.Image.Skip != "" {
@@ -334,6 +316,12 @@ func (b *Backend) step(w plan.Workload, opts backends.Options) (*pendingStep, er
 	if err := escapeStep(s); err != nil {
 		return nil, err
 	}
+	s.Command = ps.command(key)
+	if strings.Contains(s.Command, "$") {
+		// Cannot happen (names, hex digests and fixed text); guards the
+		// design.
+		return nil, errors.New("internal error: the step command contains a $")
+	}
 	return ps, nil
 }
 
@@ -344,19 +332,25 @@ func (b *Backend) available() string {
 	return strings.Join(slices.Sorted(maps.Keys(b.runners)), ", ")
 }
 
-// runnerScript lowers w alone through its runner and returns the script.
-func runnerScript(r backends.Backend, w plan.Workload, opts backends.Options) ([]byte, error) {
+// runnerScript lowers w alone through its runner and returns the
+// script's file name and bytes.
+func runnerScript(r backends.Backend, w plan.Workload, opts backends.Options) (string, []byte, error) {
 	arts, err := r.Lower([]plan.Workload{w}, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s runner: %w", r.Name(), err)
+		return "", nil, fmt.Errorf("%s runner: %w", r.Name(), err)
 	}
 	if len(arts) != 1 {
-		return nil, fmt.Errorf("%s runner produced %d files for one workload; a Buildkite step runs exactly one script", r.Name(), len(arts))
+		return "", nil, fmt.Errorf("%s runner produced %d files for one workload; a Buildkite step runs exactly one script", r.Name(), len(arts))
 	}
 	if len(arts[0].Data) == 0 {
-		return nil, fmt.Errorf("%s runner produced an empty script", r.Name())
+		return "", nil, fmt.Errorf("%s runner produced an empty script", r.Name())
 	}
-	return arts[0].Data, nil
+	if name := arts[0].Path; name != w.Name+".sh" && name != w.Name+".sbatch" {
+		// The name becomes an artifact path and a line of the step's
+		// sha256 check: only the workload's name (plan.CheckName) may vary.
+		return "", nil, fmt.Errorf("%s runner named its script %q; want %s.sh or %s.sbatch", r.Name(), name, w.Name, w.Name)
+	}
+	return arts[0].Path, arts[0].Data, nil
 }
 
 // passthrough are the build variables copied into every step's env when
@@ -417,73 +411,6 @@ func emoji(w plan.Workload) string {
 		return e
 	}
 	return ":buildkite:"
-}
-
-// scriptDir is where a step writes its script, relative to the job's
-// working directory (the checkout).
-const scriptDir = ".wlc"
-
-// direct: the step runs the runner's script with bash on the machine it
-// lands on (the docker host, or inside the k8s pod).
-func (ps *pendingStep) direct(script []byte) {
-	path := scriptDir + "/" + ps.w.Name + ".sh"
-	ps.files = []file{
-		{path, script, fmt.Sprintf("the %s script of workload %s", ps.runner, ps.w.Name)},
-		tokenFile,
-	}
-	ps.run = fmt.Sprintf("env -u %s bash %s bash %s\n", LibraryVar, tokenPath, shellWord(path))
-}
-
-// tokenScript fetches the ingest token from the agent's secret store and
-// runs the job with it (perf-eval's steps run `buildkite-agent secret get
-// INGEST_BEARER_TOKEN` before lib/run.sh). It is a file, not a line of the
-// command, because the command holds no `$` (see the package doc).
-//
-//go:embed token.sh
-var tokenScript []byte
-
-const tokenPath = scriptDir + "/wlc-token.sh"
-
-var tokenFile = file{tokenPath, tokenScript, "the dashboards' ingest token from the agent's secret store, for the job"}
-
-// submitScript is the login-node wrapper of Slurm steps: submit, poll,
-// the job log streamed into the step, scancel when the step is cancelled.
-//
-//go:embed submit.sh
-var submitScript []byte
-
-const submitPath = scriptDir + "/wlc-submit.sh"
-
-var submitFile = file{submitPath, submitScript, "the login-node wrapper: sbatch, the job log copied here, scancel on cancel, the job's exit status"}
-
-// slurm: the step writes the sbatch script and the submit wrapper, then
-// runs the wrapper from the checkout root (where the sbatch script expects
-// to be submitted; its log goes to the results directory).
-func (ps *pendingStep) slurm(script []byte) {
-	path := scriptDir + "/" + ps.w.Name + ".sbatch"
-	ps.files = []file{
-		{path, script, fmt.Sprintf("the %s script of workload %s", ps.runner, ps.w.Name)},
-		submitFile,
-		tokenFile,
-	}
-	ps.run = fmt.Sprintf("env -u %s bash %s bash %s %s %s\n", LibraryVar, tokenPath, submitPath, shellWord(path), shellWord(ps.w.ResultsPath))
-}
-
-// command is the step's command: a comment saying what runs and where to
-// read it, the lines writing its files (checked by sha256), then run.
-func (ps *pendingStep) command(lib *library, i int) string {
-	w := ps.w
-	var b strings.Builder
-	b.Grow(4 << 10)
-	fmt.Fprintf(&b, "# wlc: the %s script of workload %s (%d bytes) and its helpers, rebuilt from this\n", ps.runner, w.Name, len(ps.files[0].data))
-	fmt.Fprintf(&b, "# upload's shared text (env %s) and the step's own (gzip, base64: pipeline upload\n", LibraryVar)
-	b.WriteString("# interpolates nothing in them), each checked by sha256 before anything runs.\n")
-	fmt.Fprintf(&b, "# Read the script with: wlc export --backend %s --workloads %s\n", ps.runner, w.Name)
-	b.WriteString("set -eu\n")
-	fmt.Fprintf(&b, "mkdir -p %s\n", scriptDir)
-	lib.writeFiles(&b, i, ps.files, scriptDir+"/"+w.Name+".text")
-	b.WriteString(ps.run)
-	return b.String()
 }
 
 // shellWord quotes s as one bash word (unchanged when nothing in it is

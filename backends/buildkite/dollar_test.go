@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,8 +60,9 @@ func k8sWorkload(name, plugin string, env ...plan.EnvVar) plan.Workload {
 // `${#A[@]}` (in the workload env, which the script carries; in the step
 // env; in the pod spec) reach the job unchanged after the real agent's
 // dry-run upload, run in an environment where HOME and X differ from the
-// uploader's. The step command the agent would hand to bash is executed, so
-// the script it writes, checks and runs is the one the job gets.
+// uploader's. The step command the agent would hand to bash is executed
+// with the real agent downloading the scripts from an Agent API stand-in, so
+// the script it downloads, checks and runs is the one the job gets.
 func TestDollarReachesRuntime(t *testing.T) {
 	ws := []plan.Workload{
 		dockerWorkload("weird_docker", plan.EnvVar{Name: "HF_HOME", Value: "/mnt/hf"}, plan.EnvVar{Name: "WEIRD", Value: weird}),
@@ -76,6 +76,7 @@ func TestDollarReachesRuntime(t *testing.T) {
 		"USER":        "uploader",
 	}
 	pipelineYAML := lowerPipeline(t, buildkite.New(fakeRunners()), ws, exportEnv)
+	pub := publish(t, lowerPipelines(t, buildkite.New(fakeRunners()), ws, exportEnv))
 	bktest.ValidateSchema(t, pipelineYAML)
 	bktest.RoundTrip(t, pipelineYAML)
 	uploaded := bktest.DryRun(t, pipelineYAML, exportEnv)
@@ -87,23 +88,16 @@ func TestDollarReachesRuntime(t *testing.T) {
 	for i, s := range steps {
 		w := ws[i]
 		if strings.Contains(s.Command, "$") {
-			t.Errorf("%s: the command holds a $ (everything with a $ must travel base64)", w.Name)
+			t.Errorf("%s: the command holds a $ (everything with a $ must travel in the scripts)", w.Name)
 		}
 		if got := s.Env["VLLM_COMMIT"]; got != weird {
 			t.Errorf("%s: step env VLLM_COMMIT after upload = %q, want %q", w.Name, got, weird)
 		}
 
 		out := filepath.Join(t.TempDir(), "seen")
-		run := exec.Command("bash", "-e", "-c", s.Command) // the agent's default shell
-		run.Dir = t.TempDir()
-		run.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/job", "WLC_FAKE_OUT=" + out}
-		for k, v := range s.pipelineEnv {
-			run.Env = append(run.Env, k+"="+v) // the agent gives the job the upload's env
-		}
-		var stderr bytes.Buffer
-		run.Stdout, run.Stderr = &stderr, &stderr
-		if err := run.Run(); err != nil {
-			t.Fatalf("%s: running the uploaded command: %v\n%s", w.Name, err, stderr.String())
+		r := pub.run(t, s, s.Command, "WLC_FAKE_OUT="+out)
+		if r.err != nil {
+			t.Fatalf("%s: running the uploaded command: %v\n%s", w.Name, r.err, r.out)
 		}
 		seen, err := os.ReadFile(out)
 		if err != nil {
@@ -116,8 +110,8 @@ func TestDollarReachesRuntime(t *testing.T) {
 		if string(seen) != want {
 			t.Errorf("%s: the job saw\n%s\nwant\n%s", w.Name, seen, want)
 		}
-		if !strings.Contains(stderr.String(), "it's 3 items; X=y HOME=/home/job") {
-			t.Errorf("%s: job output %q lacks the runtime expansion", w.Name, stderr.String())
+		if !strings.Contains(r.out, "it's 3 items; X=y HOME=/home/job") {
+			t.Errorf("%s: job output %q lacks the runtime expansion", w.Name, r.out)
 		}
 	}
 

@@ -24,7 +24,7 @@ var ErrSlowPath = errSlowPath
 
 // Pipelines is what Lower encodes: each upload's header and pipeline.
 func (b *Backend) Pipelines(ws []plan.Workload, opts backends.Options) (headers []string, ps []*pipeline.Pipeline, err error) {
-	parts, err := b.pipelines(ws, opts)
+	parts, _, err := b.pipelines(ws, opts)
 	for _, pt := range parts {
 		headers = append(headers, pt.header)
 		ps = append(ps, pt.p)

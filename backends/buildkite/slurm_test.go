@@ -44,22 +44,19 @@ exit %[4]d
 	return []backends.Artifact{{Path: w.Name + ".sbatch", Data: []byte(s)}}, nil
 }
 
-// slurmStepCommand is the Slurm step's command as the real agent would
-// upload it.
-func slurmStepCommand(t *testing.T, r sbatchRunner, name string) string {
+// slurmStep is a Slurm step as the real agent would upload it, its
+// scripts published by the upload step.
+func slurmStep(t *testing.T, r sbatchRunner, name string) (*published, uploadedStep) {
 	t.Helper()
-	y := lowerPipeline(t, buildkite.New(map[string]backends.Backend{"slurm": r}), []plan.Workload{slurmWorkload(name)}, nil)
-	steps := uploadedSteps(t, bktest.DryRun(t, y, map[string]string{"X": "uploader"}))
-	return steps[0].Command
+	b := buildkite.New(map[string]backends.Backend{"slurm": r})
+	arts := lowerPipelines(t, b, []plan.Workload{slurmWorkload(name)}, nil)
+	steps := uploadedSteps(t, bktest.DryRun(t, pipelinesOf(arts)[0].Data, map[string]string{"X": "uploader"}))
+	return publish(t, arts), steps[0]
 }
 
-func startStep(t *testing.T, c *slurmtest.Cluster, command string) (*exec.Cmd, *runnertest.SyncBuffer, string) {
+func startStep(t *testing.T, c *slurmtest.Cluster, pub *published, s uploadedStep) (*exec.Cmd, *runnertest.SyncBuffer, string) {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("bash", "-e", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = c.Env()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd, dir := pub.command(t, s, s.Command, c.Env())
 	out := &runnertest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -73,7 +70,8 @@ func startStep(t *testing.T, c *slurmtest.Cluster, command string) (*exec.Cmd, *
 // with the job's status.
 func TestSlurmStepOnCluster(t *testing.T) {
 	c := slurmtest.Require(t)
-	cmd, out, dir := startStep(t, c, slurmStepCommand(t, sbatchRunner{sleep: 1, exit: 3}, "kimi"))
+	pub, s := slurmStep(t, sbatchRunner{sleep: 1, exit: 3}, "kimi")
+	cmd, out, dir := startStep(t, c, pub, s)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
@@ -94,7 +92,8 @@ func TestSlurmStepOnCluster(t *testing.T) {
 // process group) cancels the Slurm job, so no GPU job outlives its build.
 func TestSlurmStepCancel(t *testing.T) {
 	c := slurmtest.Require(t)
-	cmd, out, _ := startStep(t, c, slurmStepCommand(t, sbatchRunner{sleep: 120, exit: 0}, "kimi_cancel"))
+	pub, s := slurmStep(t, sbatchRunner{sleep: 120, exit: 0}, "kimi_cancel")
+	cmd, out, _ := startStep(t, c, pub, s)
 	jobRE := regexp.MustCompile(`wlc: Slurm job (\d+);`)
 	var job string
 	for deadline := time.Now().Add(30 * time.Second); job == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -16,7 +16,7 @@ poll=${WLC_SLURM_POLL_S:-2}
 mkdir -p "$results" # the job log goes here (#SBATCH --output)
 
 # sbatch hands the submitting environment to the job; the agent's own
-# token (and the step's 30 KB command) have no business on compute nodes.
+# token (and the step's command) have no business on compute nodes.
 if ! out=$(env -u BUILDKITE_AGENT_ACCESS_TOKEN -u BUILDKITE_COMMAND sbatch --parsable "$script"); then
   echo "wlc: sbatch $script failed" >&2
   exit 1

@@ -49,7 +49,7 @@ multi-node workload on docker); an explicit one fails instead.
 
 Backends:
 ` + backendList(),
-		Example: `  wlc export --backend buildkite | buildkite-agent pipeline upload
+		Example: `  wlc export --backend buildkite -o .wlc-export && bash .wlc-export/upload.sh
   wlc export --backend slurm -o out/slurm --workloads deepseek_v4_flash_gb300_slurm
   WORKLOADS=qwen3_5_b200,gpt_oss_120b_h200 wlc export --backend docker -o out/docker`,
 		Args: cobra.MaximumNArgs(1),

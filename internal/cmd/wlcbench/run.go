@@ -275,11 +275,13 @@ func tools(wlc, base, cue, python string) []tool {
 			kind:  "export",
 			cache: cache,
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
-				c := exec.Command(bin, "export", "--timeout", "0", "--backend", "buildkite", "--all", "workloads")
+				c := exec.Command("sh", "-c", `"$0" export --timeout 0 --backend buildkite --all -o "$1" workloads >/dev/null && exec cat "$1"/pipeline.yml`, bin, filepath.Join(p.dir, "out-"+strings.ReplaceAll(name, " ", "_")))
 				c.Dir, c.Stdout = dir(p), out
-				// One pipeline on stdout, as the generator prints: over
-				// Buildkite's 500 jobs per upload wlc otherwise splits it into
-				// files (and refuses stdout). The split costs nothing more.
+				// The export writes its pipeline and the scripts its steps
+				// download (-o, the whole job); the pipeline is then printed,
+				// as the generator prints it. One pipeline: over Buildkite's
+				// 500 jobs per upload wlc otherwise splits it into files. The
+				// split costs nothing more.
 				c.Env = []string{"WLC_JOBS_PER_UPLOAD=" + strconv.Itoa(p.n)}
 				return c
 			},

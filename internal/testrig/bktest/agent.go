@@ -44,6 +44,13 @@ func DryRun(t testing.TB, pipelineYAML []byte, env map[string]string) []byte {
 	return out
 }
 
+// Agent is the real agent's path, for tests that run it as a job would
+// (AgentAPI); a missing agent or another version skips t like DryRun.
+func Agent(t testing.TB) string {
+	t.Helper()
+	return agentPath(t)
+}
+
 // DryRunError is a dry run that failed or warned.
 type DryRunError struct {
 	ExitCode int      // 0 when the agent succeeded but warned

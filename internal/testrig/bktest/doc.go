@@ -9,6 +9,10 @@
 //     which adds upload-time `$` interpolation and the agent's own warnings
 //     (secrets in the pipeline, unparseable steps) and needs no network.
 //
+// AgentAPI stands in for the Agent API the real agent talks to inside a job
+// (artifact upload and download, pipeline upload), so tests run a step's
+// command with the real agent as Buildkite would.
+//
 // Interpolated shows what go-pipeline's Interpolate does to `$` so tests can
 // pin the escaping rules. Each helper that takes a testing.TB has an
 // error-returning twin (CheckSchema, CheckRoundTrip, RunDryRun, Interpolate)

@@ -3,7 +3,9 @@
 // registry's backends, and the built wlc binary for the same bytes) → the
 // real `buildkite-agent pipeline upload --dry-run` (what would be uploaded,
 // after the agent's `$` interpolation) → each step's command run with
-// `bash -e -c` in a fresh checkout, as an agent runs a job → a real job
+// `bash -e -c` in a fresh checkout, as an agent runs a job, the real agent
+// downloading the step's script from an Agent API stand-in holding the
+// export's scripts as the upload step's artifacts → a real job
 // against the stubs of internal/testrig/stub (the fake docker on the docker host,
 // vllm as a child process in the "pod", sbatch on the local Slurm cluster)
 // → results on disk.
@@ -38,6 +40,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/buildkite"
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/load"
@@ -94,6 +97,7 @@ type step struct {
 // exported is the pipeline, as wlc wrote it and as the agent would upload it.
 type exported struct {
 	yaml  []byte
+	files []backends.Artifact // the scripts the steps download
 	json  []byte
 	env   map[string]string // the upload's env, which every job of it gets
 	plans map[string]plan.Workload
@@ -143,8 +147,13 @@ func export(t *testing.T) *exported {
 	if err := backends.CheckArtifacts(arts); err != nil {
 		t.Fatal(err)
 	}
-	if len(arts) != 1 || arts[0].Path != "pipeline.yml" {
-		t.Fatalf("buildkite produced %d artifacts, want pipeline.yml", len(arts))
+	for _, a := range arts {
+		if buildkite.IsStepFile(a.Path) {
+			ex.files = append(ex.files, a)
+		}
+	}
+	if arts[0].Path != buildkite.PipelineFile || len(ex.files) != len(arts)-2 {
+		t.Fatalf("buildkite produced %d artifacts, want pipeline.yml, the scripts and upload.sh", len(arts))
 	}
 	ex.yaml = arts[0].Data
 	bktest.ValidateSchema(t, ex.yaml)
@@ -175,7 +184,7 @@ func export(t *testing.T) *exported {
 // TestPipeline exports the package once, checks the uploaded pipeline, and
 // runs every step (in parallel) as its agent would.
 func TestPipeline(t *testing.T) {
-	for _, tool := range []string{"bash", "base64", "gzip", "sha256sum", "curl", "python3", "setsid"} {
+	for _, tool := range []string{"bash", "sha256sum", "curl", "python3", "setsid"} {
 		testenv.LookPath(t, tool)
 	}
 	root := repoRoot(t)
@@ -255,8 +264,8 @@ func TestPipeline(t *testing.T) {
 	})
 }
 
-// testCLI: the built wlc binary, run as a pipeline generator step would
-// run it, writes the same pipeline the test lowered in process.
+// testCLI: the built wlc binary, run as the upload step would run it,
+// writes the same pipeline and scripts the test lowered in process.
 func testCLI(t *testing.T, ex *exported) {
 	testenv.LookPath(t, "go")
 	root := repoRoot(t)
@@ -270,7 +279,8 @@ func testCLI(t *testing.T, ex *exported) {
 	for k, v := range exportEnv {
 		env = append(env, k+"="+v)
 	}
-	cmd := exec.Command(bin, "export", "--backend", "buildkite", workloadsArg)
+	out := filepath.Join(t.TempDir(), "export")
+	cmd := exec.Command(bin, "export", "--backend", "buildkite", "-o", out, workloadsArg)
 	cmd.Dir = root
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
@@ -281,8 +291,14 @@ func testCLI(t *testing.T, ex *exported) {
 	if stderr.Len() > 0 {
 		t.Errorf("wlc export wrote to stderr:\n%s", stderr.String())
 	}
-	if !bytes.Equal(stdout.Bytes(), ex.yaml) {
-		t.Errorf("wlc export --backend buildkite printed a different pipeline than the registry's backend lowered (%d vs %d bytes)", stdout.Len(), len(ex.yaml))
+	written := map[string][]byte{buildkite.PipelineFile: ex.yaml}
+	for _, a := range ex.files {
+		written[a.Path] = a.Data
+	}
+	for p, want := range written {
+		if got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(p))); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("wlc export --backend buildkite -o wrote a different %s than the registry's backend lowered (%v)", p, err)
+		}
 	}
 }
 
@@ -337,8 +353,28 @@ func newJob(t *testing.T, ex *exported, name string, extra ...string) *job {
 		j.Env = append(j.Env, k+"="+v)
 	}
 	// The dashboards' endpoints, and the agent's secret store holding the
-	// ingest token (the step fetches it; the agent's env has none).
-	j.Env = append(j.Env, j.ingest.AgentEnv()...)
+	// ingest token (the step fetches it; the agent's env has none), behind
+	// the Agent API stand-in holding the export's scripts as the upload
+	// step's artifacts, where the step downloads its own.
+	api := bktest.NewAgentAPI(t)
+	upload := bktest.Job{ID: "e2e-upload-job", StepKey: buildkite.UploadStepKey, Label: ":pipeline: upload"}
+	api.AddJob(upload)
+	for _, a := range ex.files {
+		api.PutArtifact(upload.ID, a.Path, a.Data)
+	}
+	self := bktest.Job{ID: j.id, Label: ex.steps[name].Label}
+	api.AddJob(self)
+	for _, kv := range j.ingest.AgentEnv() {
+		if endpoint, ok := strings.CutPrefix(kv, "BUILDKITE_AGENT_ENDPOINT="); ok {
+			api.ProxyTo(endpoint, ingesttest.AgentToken)
+			continue
+		}
+		if strings.HasPrefix(kv, "BUILDKITE_AGENT_ACCESS_TOKEN=") {
+			continue
+		}
+		j.Env = append(j.Env, kv) // the Job API, where secret get registers the value
+	}
+	j.Env = append(j.Env, api.Env(self)...)
 	j.Env = append(j.Env, "PERF_INGEST_URL="+j.ingest.PerfURL(), "INGEST_URL="+j.ingest.EvalURL())
 	j.Env = append(j.Env, extra...)
 	return j
@@ -381,9 +417,8 @@ func (j *job) run(t *testing.T, command string, timeout time.Duration) {
 // runnerOf names the runner backend whose script a step of runtime runs.
 var runnerOf = map[string]string{"docker": "docker", "k8s": "native", "slurm": "slurm"}
 
-// checkScript asserts the script the step wrote into .wlc/ and ran is the
-// runner backend's script for the workload, byte for byte: the upload and
-// the command's base64 heredoc changed nothing.
+// checkScript asserts the script the step downloaded into .wlc/scripts/
+// and ran is the runner backend's script for the workload, byte for byte.
 func (j *job) checkScript(t *testing.T) {
 	t.Helper()
 	r, err := registry.Lookup(runnerOf[j.W.Profile.Runtime])
@@ -394,12 +429,12 @@ func (j *job) checkScript(t *testing.T) {
 	if err != nil || len(arts) != 1 {
 		t.Fatalf("%s runner: %v (%d artifacts)", r.Name(), err, len(arts))
 	}
-	got, err := os.ReadFile(filepath.Join(j.Dir, ".wlc", arts[0].Path))
+	got, err := os.ReadFile(filepath.Join(j.Dir, ".wlc", buildkite.ScriptsDir, arts[0].Path))
 	if err != nil {
 		t.Fatalf("the step did not write its script: %v\n%s", err, j.out)
 	}
 	if !bytes.Equal(got, arts[0].Data) {
-		t.Errorf(".wlc/%s differs from the %s runner's script", arts[0].Path, r.Name())
+		t.Errorf(".wlc/%s/%s differs from the %s runner's script", buildkite.ScriptsDir, arts[0].Path, r.Name())
 	}
 }
 
