@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/plan/selection"
 )
 
@@ -48,7 +49,15 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 			if err != nil {
 				return err
 			}
-			data, err := json.MarshalIndent(ps[0], "", "  ")
+			hash, err := plan.JobHash(ps[0])
+			if err != nil {
+				return commandError{"wlc show", err}
+			}
+			// The hash leads: what the rest describes, named.
+			data, err := json.MarshalIndent(struct {
+				JobHash string `json:"job_hash"`
+				plan.Workload
+			}{hash, ps[0]}, "", "  ")
 			if err != nil {
 				return err
 			}
