@@ -17,10 +17,10 @@ func identitySample() Workload {
 		Hardware: schema.Hardware{Name: "H200", GPUsPerNode: 8},
 		Platform: "cuda", Nodes: 1, GPUsPerNode: 8, GPUs: 8, Engine: "vllm",
 		Model: "meta-llama/Llama-3.1-8B", Precision: "bf16",
-		Image: Image{Ref: "vllm/vllm-openai:v0.11.0", Pull: "vllm/vllm-openai:v0.11.0", Source: "profile"},
-		Env:   []EnvVar{{Name: "HF_HOME", Value: "/data/hf"}},
-		Serve: Serve{Command: []string{"vllm", "serve"}, Args: []string{"meta-llama/Llama-3.1-8B", "--tensor-parallel-size", "8"}, TensorParallelSize: 8},
-		Bench: []BenchRun{{Name: "1k-conc-8", Args: []string{"--max-concurrency", "8"}, RunFiles: []string{"bench-1k-conc-8.json"}, Result: "bench-1k-conc-8.json"}},
+		Image:       Image{Ref: "vllm/vllm-openai:v0.11.0", Pull: "vllm/vllm-openai:v0.11.0", Source: "profile"},
+		Env:         []EnvVar{{Name: "HF_HOME", Value: "/data/hf"}},
+		Serve:       Serve{Command: []string{"vllm", "serve"}, Args: []string{"meta-llama/Llama-3.1-8B", "--tensor-parallel-size", "8"}, TensorParallelSize: 8},
+		Bench:       []BenchRun{{Name: "1k-conc-8", Args: []string{"--max-concurrency", "8"}, RunFiles: []string{"bench-1k-conc-8.json"}, Result: "bench-1k-conc-8.json"}},
 		ResultsPath: "results/llama-h200", TimeoutMinutes: 120,
 	}
 }
