@@ -96,8 +96,9 @@ func parseProvenance(name string, data []byte) (Run, error) {
 			line, col = position(data, se.Offset)
 		case errors.As(err, &te):
 			line, col = position(data, te.Offset)
+			err = fmt.Errorf("%s is a JSON %s", te.Field, te.Value)
 		}
-		return Run{}, fmt.Errorf("%s:%d:%d: not a provenance record: %v; it must be a JSON object with job_hash (string) and wall_s (number)", name, line, col, err)
+		return Run{}, fmt.Errorf("%s:%d:%d: not a provenance record: %v; it must be a JSON object with job_hash (a string) and wall_s (a number of seconds)", name, line, col, err)
 	}
 	var problems []string
 	if p.JobHash == nil || strings.TrimSpace(*p.JobHash) == "" {
@@ -210,13 +211,13 @@ func figure(p plan.Workload, hash string, runs map[string]Run, budget Budget) *F
 	f := &Figure{GPUs: p.Nodes * p.GPUsPerNode}
 	if run, ok := runs[hash]; ok {
 		f.Hours, f.Basis = run.WallS/3600, Measured
-		f.From = "run " + run.File
+		f.From = run.File
 		if !run.FinishedAt.IsZero() {
-			f.From += " (finished " + run.FinishedAt.UTC().Format(time.RFC3339) + ")"
+			f.From += ", finished " + run.FinishedAt.UTC().Format(time.RFC3339)
 		}
 	} else {
 		s, from := budget(p)
-		f.Hours, f.Basis, f.From = float64(s)/3600, Estimated, "budget: "+from
+		f.Hours, f.Basis, f.From = float64(s)/3600, Estimated, from
 	}
 	f.GPUHours = round(float64(f.GPUs) * f.Hours)
 	f.Hours = round(f.Hours)
@@ -245,5 +246,5 @@ func (b basisCount) String() string {
 	case b.measured == 0:
 		return Estimated
 	}
-	return fmt.Sprintf("partly measured (%d measured, %d estimated)", b.measured, b.estimated)
+	return fmt.Sprintf("%d measured, %d estimated", b.measured, b.estimated)
 }

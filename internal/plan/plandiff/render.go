@@ -108,7 +108,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if len(e.Changes) == 0 && len(e.Artifacts) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "<details><summary><code>%s</code> %s: %d change(s)</summary>\n\n", htmlEscape(e.Name), e.Status, len(e.Changes))
+		what := string(e.Status)
+		if e.Status == Changed {
+			what = fmt.Sprintf("changed: %d change(s)", len(e.Changes))
+		}
+		fmt.Fprintf(&b, "<details><summary><code>%s</code> %s</summary>\n\n", htmlEscape(e.Name), what)
 		if len(e.Changes) > 0 {
 			b.WriteString("| Area | What | Change |\n|---|---|---|\n")
 			for _, c := range e.Changes {
@@ -175,7 +179,11 @@ func costText(c *Cost) string {
 		if x == nil {
 			return "-"
 		}
-		return fmt.Sprintf("%d GPUs × %.2f h = %.2f (%s: %s)", x.GPUs, x.Hours, x.GPUHours, x.Basis, x.From)
+		gpus := fmt.Sprintf("%d GPUs", x.GPUs)
+		if x.GPUs == 1 {
+			gpus = "1 GPU"
+		}
+		return fmt.Sprintf("%s × %.2f h = %.2f (%s: %s)", gpus, x.Hours, x.GPUHours, x.Basis, x.From)
 	}
 	switch {
 	case c.Old == nil:
