@@ -128,34 +128,11 @@ type sides struct {
 // compareSides loads and resolves the workloads at rev (see oldPackage)
 // and in dir, reporting every error of both before failing.
 func (e *env) compareSides(rev, dir, recipes string) (*sides, error) {
-	oldDir, oldName, cleanup, err := e.oldPackage(rev, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	s := &sides{oldName: oldName, newName: "working tree"}
-	failed := false
-	if oldDir.path != "" {
-		lo := e.loadOptions(recipes)
-		lo.Cache = nil // a temporary tree: nothing to reuse next time
-		saved := e.cwd
-		e.cwd = oldDir.cwd
-		r, _ := e.loadWorkloads(oldDir.path, lo)
-		e.cwd = saved
-		if len(r.Diags) > 0 {
-			for i := range r.Diags {
-				if oldDir.prefix != "" && r.Diags[i].File != "" {
-					r.Diags[i].File = oldDir.prefix + r.Diags[i].File
-				}
-			}
-			r.Diags.WriteText(e.stderr)
-		}
-		if r.Diags.HasErrors() {
-			fmt.Fprintf(e.stderr, "wlc diff: %d error(s) in the workloads at %s\n", r.Diags.Count(diag.Error), oldName)
-			failed = true
-		} else if s.old, err = e.jobs(r); err != nil {
-			return nil, commandError{"wlc diff", fmt.Errorf("at %s: %w", oldName, err)}
-		}
+	s := &sides{newName: "working tree"}
+	var oldErr error
+	s.old, s.oldName, oldErr = e.oldSide(rev, dir, recipes)
+	if oldErr != nil && !errors.Is(oldErr, errReported) {
+		return nil, oldErr
 	}
 	r, _ := e.loadWorkloads(dir, e.loadOptions(recipes))
 	if len(r.Diags) > 0 {
@@ -163,16 +140,54 @@ func (e *env) compareSides(rev, dir, recipes string) (*sides, error) {
 	}
 	if r.Diags.HasErrors() {
 		fmt.Fprintf(e.stderr, "wlc diff: %d error(s) in the working tree's workloads; fix them and run wlc vet again\n", r.Diags.Count(diag.Error))
-		failed = true
-	} else if !failed {
-		if s.new, err = e.jobs(r); err != nil {
-			return nil, commandError{"wlc diff", err}
-		}
-	}
-	if failed {
 		return nil, errReported
 	}
+	if oldErr != nil {
+		return nil, oldErr
+	}
+	var err error
+	if s.new, err = e.jobs(r); err != nil {
+		return nil, commandError{"wlc diff", err}
+	}
 	return s, nil
+}
+
+// oldSide is the jobs of the workloads package dir at rev (see
+// oldPackage) and the side's name for people. Its findings are printed
+// as vet prints them, each file named REV:path; errors among them make
+// the error errReported.
+func (e *env) oldSide(rev, dir, recipes string) ([]plandiff.Job, string, error) {
+	oldDir, name, cleanup, err := e.oldPackage(rev, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	defer cleanup()
+	if oldDir.path == "" {
+		return nil, name, nil
+	}
+	lo := e.loadOptions(recipes)
+	lo.Cache = nil // a temporary tree: nothing to reuse next time
+	saved := e.cwd
+	e.cwd = oldDir.cwd
+	r, _ := e.loadWorkloads(oldDir.path, lo)
+	e.cwd = saved
+	for i := range r.Diags {
+		if oldDir.prefix != "" && r.Diags[i].File != "" {
+			r.Diags[i].File = oldDir.prefix + r.Diags[i].File
+		}
+	}
+	if len(r.Diags) > 0 {
+		r.Diags.WriteText(e.stderr)
+	}
+	if r.Diags.HasErrors() {
+		fmt.Fprintf(e.stderr, "wlc: %d error(s) in the workloads at %s\n", r.Diags.Count(diag.Error), name)
+		return nil, name, errReported
+	}
+	jobs, err := e.jobs(r)
+	if err != nil {
+		return nil, name, commandError{"wlc", fmt.Errorf("at %s: %w", name, err)}
+	}
+	return jobs, name, nil
 }
 
 func (e *env) jobs(r *load.Result) ([]plandiff.Job, error) {
