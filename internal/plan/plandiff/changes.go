@@ -349,9 +349,10 @@ func optionChanges(area, prefix string, os, ns *cmdline.Spec, o, n []string) []C
 		}
 	}
 	if len(out) == 0 && !slices.Equal(o, n) {
-		// The same options in another order: argparse's last one wins,
-		// so order can matter; say so as text.
-		out = append(out, Change{Area: area, Item: strings.TrimSuffix(prefix, ": ") + " argv order", Kind: kindChanged, Old: strings.Join(o, " "), New: strings.Join(n, " ")})
+		// The same options and values, spelled or ordered otherwise
+		// (32k for 32000, -tp for --tensor-parallel-size): the engine
+		// reads them alike, but the argv is not the same text.
+		out = append(out, Change{Area: area, Item: prefix + "argv", Kind: kindChanged, Old: strings.Join(o, " "), New: strings.Join(n, " "), Why: "the same options, spelled or ordered otherwise"})
 	}
 	return out
 }
