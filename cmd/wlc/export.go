@@ -9,9 +9,9 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/atomicdir"
 	"github.com/wlcdev/wlc/internal/load"
-	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/plan/plandiff"
 	"github.com/wlcdev/wlc/internal/plan/selection"
