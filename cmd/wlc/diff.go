@@ -106,9 +106,7 @@ func runDiff(e *env, o *diffOptions, args []string) error {
 	}
 	report := plandiff.Compare(cmp.oldName, cmp.newName, filterJobs(cmp.old, keep), filterJobs(cmp.new, keep))
 	opts := backends.Options{Env: e.environ(), WorkloadsDir: dir}
-	if err := report.SetArtifacts(func(p plan.Workload) (map[[2]string][]byte, error) { return lowerAll(p, opts) }); err != nil {
-		return commandError{"wlc diff", err}
-	}
+	report.SetArtifacts(func(p plan.Workload) map[[2]string][]byte { return lowerAll(p, opts) })
 	report.Price(runs, jobBudget)
 	switch o.format {
 	case "json":
@@ -411,7 +409,11 @@ func diffSelection(o *diffOptions, s *sides) (func(plan.Workload) bool, error) {
 		return nil, usagef("choose one of --workloads and --nightly")
 	}
 	if o.nightly {
-		return func(p plan.Workload) bool { return p.Nightly || s.nightlyElsewhere(p.Name) }, nil
+		nightly := map[string]bool{}
+		for _, j := range append(append([]plandiff.Job(nil), s.old...), s.new...) {
+			nightly[j.Plan.Name] = nightly[j.Plan.Name] || j.Plan.Nightly
+		}
+		return func(p plan.Workload) bool { return nightly[p.Name] }, nil
 	}
 	if o.workloads == "" {
 		return func(plan.Workload) bool { return true }, nil
@@ -443,15 +445,6 @@ func (s *sides) has(name string) bool {
 	return false
 }
 
-func (s *sides) nightlyElsewhere(name string) bool {
-	for _, j := range append(append([]plandiff.Job(nil), s.old...), s.new...) {
-		if j.Plan.Name == name && j.Plan.Nightly {
-			return true
-		}
-	}
-	return false
-}
-
 func filterJobs(js []plandiff.Job, keep func(plan.Workload) bool) []plandiff.Job {
 	var out []plandiff.Job
 	for _, j := range js {
@@ -464,7 +457,7 @@ func filterJobs(js []plandiff.Job, keep func(plan.Workload) bool) []plandiff.Job
 
 // lowerAll lowers p alone through every backend that accepts it: its
 // files by backend and path.
-func lowerAll(p plan.Workload, opts backends.Options) (map[[2]string][]byte, error) {
+func lowerAll(p plan.Workload, opts backends.Options) map[[2]string][]byte {
 	out := map[[2]string][]byte{}
 	for _, b := range registry.All() {
 		if acc, ok := b.(backends.Accepter); ok && acc.Accepts(p) != nil {
@@ -480,7 +473,7 @@ func lowerAll(p plan.Workload, opts backends.Options) (map[[2]string][]byte, err
 			out[[2]string{b.Name(), a.Path}] = a.Data
 		}
 	}
-	return out, nil
+	return out
 }
 
 // jobBudget is a job's declared time limit: timeout_in_minutes, or a

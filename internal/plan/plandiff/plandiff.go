@@ -10,6 +10,7 @@ package plandiff
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/wlcdev/wlc/internal/plan"
@@ -184,24 +185,19 @@ type Artifact struct {
 
 // SetArtifacts records, for every job that is not unchanged, the backend
 // files whose content differs between the sides. lower returns a job's
-// files by "backend: path" key (nil data: the backend cannot run it).
-func (r *Report) SetArtifacts(lower func(plan.Workload) (map[[2]string][]byte, error)) error {
+// files by {backend, path}, from the backends that can run it.
+func (r *Report) SetArtifacts(lower func(plan.Workload) map[[2]string][]byte) {
 	for i := range r.Entries {
 		e := &r.Entries[i]
 		if e.Status == Unchanged {
 			continue
 		}
 		var oldF, newF map[[2]string][]byte
-		var err error
 		if p, ok := e.OldPlan(); ok {
-			if oldF, err = lower(p); err != nil {
-				return err
-			}
+			oldF = lower(p)
 		}
 		if p, ok := e.NewPlan(); ok {
-			if newF, err = lower(p); err != nil {
-				return err
-			}
+			newF = lower(p)
 		}
 		keys := map[[2]string]bool{}
 		for k := range oldF {
@@ -210,13 +206,7 @@ func (r *Report) SetArtifacts(lower func(plan.Workload) (map[[2]string][]byte, e
 		for k := range newF {
 			keys[k] = true
 		}
-		for _, k := range slices.SortedFunc(func(yield func([2]string) bool) {
-			for k := range keys {
-				if !yield(k) {
-					return
-				}
-			}
-		}, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }) {
+		for _, k := range slices.SortedFunc(maps.Keys(keys), func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }) {
 			o, inOld := oldF[k]
 			n, inNew := newF[k]
 			change := ""
@@ -233,5 +223,4 @@ func (r *Report) SetArtifacts(lower func(plan.Workload) (map[[2]string][]byte, e
 			e.Artifacts = append(e.Artifacts, Artifact{Backend: k[0], Path: k[1], Change: change})
 		}
 	}
-	return nil
 }
