@@ -35,7 +35,7 @@ func newDiffCmd(e *env) *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
 		Use:   "diff [REV] [dir]",
-		Short: "Say what a change does to the jobs: added, removed, renamed, changed, and the GPU-hours",
+		Short: "Show what a change does to the jobs and to their GPU-hours",
 		Long: `diff compiles the workloads package (dir, default workloads/) at a git
 revision and in the working tree, and reports for every workload whether
 its job was added, removed, renamed (same job hash, new name), changed
@@ -220,7 +220,7 @@ func (e *env) oldPackage(rev, dir string) (oldTree, string, func(), error) {
 	}
 	top, err := e.git("rev-parse", "--show-toplevel")
 	if err != nil {
-		return oldTree{}, "", none, usagef("wlc diff compares with a git revision, but %s is not in a git repository (%v); pass a directory holding the old workloads instead", e.cwd, err)
+		return oldTree{}, "", none, usagef("no git repository here to take a revision from (%v); name a directory holding the old workloads package instead", err)
 	}
 	label := rev
 	if rev == "" {
@@ -255,9 +255,15 @@ func (e *env) oldPackage(rev, dir string) (oldTree, string, func(), error) {
 	cleanup := func() { os.RemoveAll(tmp) }
 	// The module root's subtree holds the package and its cue.mod.
 	root := moduleRootRel(absDir, top)
-	if err := e.extract(commit, root, tmp); err != nil {
-		cleanup()
-		return oldTree{}, "", none, commandError{"wlc diff", fmt.Errorf("reading %s at %s: %w", root, label, err)}
+	if _, err := e.git("rev-parse", "--verify", "--quiet", commit+":"+root); root != "." && err != nil {
+		// The module is new since the revision: nothing to extract.
+		root = ""
+	}
+	if root != "" {
+		if err := e.extract(commit, root, tmp); err != nil {
+			cleanup()
+			return oldTree{}, "", none, commandError{"wlc diff", fmt.Errorf("reading %s at %s: %w", root, label, err)}
+		}
 	}
 	t := oldTree{cwd: filepath.Join(tmp, relCwd), prefix: rev + ":"}
 	if fi, err := os.Stat(filepath.Join(tmp, relDir)); err == nil && fi.IsDir() {
