@@ -15,7 +15,7 @@ func newListCmd(e *env) *cobra.Command {
 	var recipesDir, profile string
 	cmd := &cobra.Command{
 		Use:   "list [dir]",
-		Short: "List workloads with their fleet, shape and precision",
+		Short: "List workloads with their fleet, shape, precision and job hash",
 		Example: `  wlc list
   wlc list --nightly workloads/
   wlc list --profile MI355X`,
