@@ -368,6 +368,11 @@ func stepEnv(w plan.Workload, opts backends.Options) map[string]string {
 	if w.BenchOnly {
 		env["BENCH_ONLY"] = "1"
 	}
+	// The job's identity, for what reads the step rather than its script
+	// (the runner's script, lowered first, fails on a plan it cannot hash).
+	if h, err := plan.JobHash(w); err == nil {
+		env["WLC_JOB_HASH"] = h
+	}
 	return env
 }
 

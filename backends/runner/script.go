@@ -187,6 +187,11 @@ func Header(w plan.Workload, rt Runtime) string {
 		img += ", vLLM commit " + w.Image.Commit
 	}
 	c("Image:      %s", img)
+	// Preamble fails on a plan whose hash cannot be computed, so no
+	// script is written without this line.
+	if h, err := plan.JobHash(w); err == nil {
+		c("Job hash:   %s (wlc's identity of what this job runs: wlc show, wlc list, wlc diff)", h)
+	}
 	c("Steps:      %s", stepSummary(w))
 	for _, l := range ShapeLines(w) {
 		c("%s", l)
@@ -343,6 +348,10 @@ func Preamble(w plan.Workload, fixedResults bool) (string, error) {
 	if w.Port != 0 {
 		port = strconv.Itoa(w.Port)
 	}
+	hash, err := plan.JobHash(w)
+	if err != nil {
+		return "", err
+	}
 	vals := []struct{ name, value, comment string }{
 		{"WLC_WORKLOAD", w.Name, ""},
 		{"WLC_MODEL", w.Model, ""},
@@ -360,6 +369,9 @@ func Preamble(w plan.Workload, fixedResults bool) (string, error) {
 		b.WriteString(a + "\n")
 	}
 	b.WriteString("WLC_WORKLOAD_PORT=" + port + " # '' picks a free port\n")
+	// Exported: every step (and what records the run's provenance) can
+	// name the job it belongs to. A hash is [v0-9a-f-] only: no quoting.
+	b.WriteString("export WLC_JOB_HASH=" + hash + " # what this job runs, hashed (wlc show prints it)\n")
 	rp, err := Quote(w.ResultsPath)
 	if err != nil {
 		return "", err

@@ -9,8 +9,11 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/atomicdir"
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/plan/plandiff"
 	"github.com/wlcdev/wlc/internal/plan/selection"
 )
 
@@ -21,6 +24,9 @@ type exportOptions struct {
 	all       bool
 	out       string
 	recipes   string
+	// changedSince keeps the jobs whose hash is new since this revision
+	// (or old workloads directory).
+	changedSince string
 }
 
 // nightlyDefault is implemented by backends whose unselected export is the
@@ -43,7 +49,11 @@ A backend that produces one artifact prints it to stdout when -o is absent.
 Selection: --workloads (or the WORKLOADS variable), comma or newline
 separated, by workload name, file stem or file path; --nightly for every
 nightly workload; --all for every workload. Without any, the buildkite
-backend exports the nightly set and the others every workload. A default
+backend exports the nightly set and the others every workload.
+--changed-since REV keeps, of the selection (every workload when none is
+given), the jobs whose job hash is new since REV: added or changed, as
+wlc diff REV says (a renamed job ran before and is left out). Nothing
+changed is no error: nothing is exported (with -o, DIR is emptied). A default
 selection keeps what the backend can run and names what it skipped (a
 multi-node workload on docker); an explicit one fails instead.
 
@@ -64,6 +74,7 @@ Backends:
 	f.BoolVar(&o.all, "all", false, "export every workload")
 	f.StringVarP(&o.out, "output", "o", "", "directory to write artifacts into")
 	f.StringVar(&o.recipes, "recipes", "", recipesFlagUsage)
+	f.StringVar(&o.changedSince, "changed-since", "", "export only the jobs whose job hash is new since this git revision (or old workloads directory), as wlc diff reports them added or changed; without a selection, among every workload")
 	cmd.RegisterFlagCompletionFunc("workloads", e.completeNameList(0, false))
 	cmd.RegisterFlagCompletionFunc("backend", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -106,6 +117,10 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		for _, c := range cands {
 			names = append(names, c.Name)
 		}
+	case o.changedSince != "":
+		for _, c := range cands {
+			names = append(names, c.Name)
+		}
 	default:
 		if nd, ok := b.(nightlyDefault); ok && nd.NightlyByDefault() {
 			names, err = selection.Nightly(cands)
@@ -129,6 +144,21 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	plans, err := e.resolve(r, ws)
 	if err != nil {
 		return commandError{"wlc export", err}
+	}
+	var changed *changedSet
+	if o.changedSince != "" {
+		if changed, err = e.changedSince(o.changedSince, dir, o.recipes, plans); err != nil {
+			return err
+		}
+		plans = changed.plans
+		if len(plans) == 0 {
+			fmt.Fprintf(e.stderr, "wlc export: no selected job changed since %s; nothing to export\n", changed.since)
+			if o.out != "" {
+				return writeSet(e, b.Name(), o.out, nil)
+			}
+			return nil
+		}
+		fmt.Fprintf(e.stderr, "wlc export: %d of %d selected job(s) changed since %s: %s\n", len(plans), len(ws), changed.since, strings.Join(changed.names(), ", "))
 	}
 	if acc, ok := b.(backends.Accepter); ok && len(entries) > 0 {
 		// An explicitly selected workload the backend cannot run is the
@@ -174,6 +204,9 @@ func runExport(e *env, o *exportOptions, args []string) error {
 	}
 	if err != nil {
 		return failf("wlc export", "%s: %w", b.Name(), err)
+	}
+	if changed != nil && b.Name() == "buildkite" {
+		changed.annotate(arts)
 	}
 	if o.out == "" {
 		if len(arts) != 1 {
@@ -255,4 +288,59 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// changedSet is the selection's jobs whose hash is new since a revision.
+type changedSet struct {
+	since  string // the revision, for people
+	plans  []plan.Workload
+	hashes []string
+}
+
+// changedSince keeps the plans whose job is added or changed since rev
+// (wlc diff's comparison, by name then by hash).
+func (e *env) changedSince(rev, dir, recipes string, plans []plan.Workload) (*changedSet, error) {
+	old, since, err := e.oldSide(rev, dir, recipes)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := plandiff.NewJobs(plans)
+	if err != nil {
+		return nil, commandError{"wlc export", err}
+	}
+	touched := map[string]bool{}
+	for _, n := range plandiff.Compare(since, "working tree", old, jobs).Touched() {
+		touched[n] = true
+	}
+	c := &changedSet{since: since}
+	for _, j := range jobs {
+		if touched[j.Plan.Name] {
+			c.plans = append(c.plans, j.Plan)
+			c.hashes = append(c.hashes, j.Hash)
+		}
+	}
+	return c, nil
+}
+
+func (c *changedSet) names() []string {
+	out := make([]string, len(c.plans))
+	for i, p := range c.plans {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// annotate heads every pipeline file with what was selected and why: a
+// YAML comment, which the agent ignores and a reader of the upload sees.
+func (c *changedSet) annotate(arts []backends.Artifact) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# wlc export --changed-since: only the %d job(s) whose job hash is new since %s:\n", len(c.plans), runner.Comment(c.since))
+	for i, p := range c.plans {
+		fmt.Fprintf(&b, "#   %s %s\n", runner.Comment(p.Name), c.hashes[i])
+	}
+	for i, a := range arts {
+		if strings.HasSuffix(a.Path, ".yml") || strings.HasSuffix(a.Path, ".yaml") {
+			arts[i].Data = append([]byte(b.String()), a.Data...)
+		}
+	}
 }

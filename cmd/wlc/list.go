@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wlcdev/wlc/internal/load"
 )
 
 func newListCmd(e *env) *cobra.Command {
@@ -13,7 +15,7 @@ func newListCmd(e *env) *cobra.Command {
 	var recipesDir, profile string
 	cmd := &cobra.Command{
 		Use:   "list [dir]",
-		Short: "List workloads with their fleet, shape and precision",
+		Short: "List workloads with their fleet, shape, precision and job hash",
 		Example: `  wlc list
   wlc list --nightly workloads/
   wlc list --profile MI355X`,
@@ -26,12 +28,20 @@ func newListCmd(e *env) *cobra.Command {
 			if _, ok := r.Profiles[profile]; profile != "" && !ok {
 				return usagef("--profile %s: no such profile; the package defines %s", profile, strings.Join(e.names(dirArg(args, 0), true), ", "))
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPROFILE\tHARDWARE\tRUNTIME\tNODESxGPUS\tTP\tDP\tPP\tEP\tPRECISION\tNIGHTLY")
+			var ws []load.Workload
 			for _, w := range r.Workloads {
 				if nightly && !w.Nightly || profile != "" && w.Profile != profile {
 					continue
 				}
+				ws = append(ws, w)
+			}
+			hashes, err := e.jobHashes(r, ws)
+			if err != nil {
+				return commandError{"wlc list", err}
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPROFILE\tHARDWARE\tRUNTIME\tNODESxGPUS\tTP\tDP\tPP\tEP\tPRECISION\tNIGHTLY\tHASH")
+			for i, w := range ws {
 				p := r.Profiles[w.Profile]
 				ep := "-"
 				if w.Serve.EnableExpertParallel {
@@ -47,9 +57,9 @@ func newListCmd(e *env) *cobra.Command {
 						ep = "yes"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Name, w.Profile, p.Hardware, p.Runtime,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Name, w.Profile, p.Hardware, p.Runtime,
 					w.Nodes, w.GPUsPerNode, tp, dp, pp,
-					ep, w.Precision, strings.Replace(fmt.Sprint(w.Nightly), "false", "-", 1))
+					ep, w.Precision, strings.Replace(fmt.Sprint(w.Nightly), "false", "-", 1), hashes[i])
 			}
 			return tw.Flush()
 		},

@@ -53,3 +53,19 @@ func (e *env) selectionEntries(r *load.Result, entries []string) []string {
 	}
 	return out
 }
+
+// jobHashes are the workloads' job hashes (plan.JobHash), resolved with
+// the export-time overrides as export resolves them.
+func (e *env) jobHashes(r *load.Result, ws []load.Workload) ([]string, error) {
+	ps, err := e.resolve(r, ws)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if out[i], err = plan.JobHash(p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

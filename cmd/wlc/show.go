@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/plan/selection"
 )
 
@@ -21,7 +22,11 @@ chosen (and why), the merged environment, the exact vllm serve argv, every
 vllm bench serve run after sweep expansion, the lm_eval and bfcl commands,
 and how the hardware runs the checkpoint precision (native or fallback).
 A workload derived from a vLLM recipe shows the rendering it came from
-(recipe, variant, strategy, hardware id) under recipe.
+(recipe, variant, strategy, hardware id) under recipe. job_hash, first, is
+the job's identity: a hash of everything that changes what runs and of
+nothing that does not (the name, the file, comments, formatting), which
+wlc list, wlc diff, the exported scripts (WLC_JOB_HASH) and the results
+carry.
 VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 		Example: `  wlc show qwen3_5_b200
   VLLM_COMMIT=0123456789abcdef wlc show --format json gpt_oss_120b_h200`,
@@ -48,7 +53,15 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 			if err != nil {
 				return err
 			}
-			data, err := json.MarshalIndent(ps[0], "", "  ")
+			hash, err := plan.JobHash(ps[0])
+			if err != nil {
+				return commandError{"wlc show", err}
+			}
+			// The hash leads: what the rest describes, named.
+			data, err := json.MarshalIndent(struct {
+				JobHash string `json:"job_hash"`
+				plan.Workload
+			}{hash, ps[0]}, "", "  ")
 			if err != nil {
 				return err
 			}
