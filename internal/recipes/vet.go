@@ -27,6 +27,9 @@ const (
 	KindUnknownReference  = "unknown-reference"
 	KindDockerImage       = "docker-image"
 	KindCatalog           = "taxonomy-catalog"
+	KindParallelArgs      = "parallel-args"
+	KindOmniFlag          = "omni-base-args"
+	KindGPUsPerNode       = "gpus-per-node"
 )
 
 // Finding is a diagnostic with the kind of rule that produced it and, for
@@ -54,7 +57,10 @@ type vetter struct {
 	out Findings
 }
 
-func (v *vetter) add(kind string, sev diag.Severity, at node, path, format string, args ...any) {
+// positioned is what a finding is reported at: a node, or a position.
+type positioned interface{ pos() Pos }
+
+func (v *vetter) add(kind string, sev diag.Severity, at positioned, path, format string, args ...any) {
 	p := at.pos()
 	v.out = append(v.out, Finding{Kind: kind, Diagnostic: diag.Diagnostic{
 		Severity: sev, File: p.File, Line: p.Line, Column: p.Column, Path: path, Message: fmt.Sprintf(format, args...),
@@ -63,7 +69,7 @@ func (v *vetter) add(kind string, sev diag.Severity, at node, path, format strin
 
 // cite adds a finding that states the site rule named rule, quoted at the
 // end of its message.
-func (v *vetter) cite(rule, kind string, sev diag.Severity, at node, path, format string, args ...any) {
+func (v *vetter) cite(rule, kind string, sev diag.Severity, at positioned, path, format string, args ...any) {
 	r, ok := SiteRules[rule]
 	if !ok {
 		panic("recipes: no site rule " + rule)
@@ -428,6 +434,8 @@ func (v *vetter) recipe(r *Recipe) {
 		}
 	}
 
+	v.argsBeforeStrategy(r)
+
 	// Per verified hardware: strategy layout, memory, precision.
 	for _, hid := range r.VerifiedHardware() {
 		p := s.Profiles[hid]
@@ -435,6 +443,9 @@ func (v *vetter) recipe(r *Recipe) {
 			continue
 		}
 		v.verified(r, p)
+	}
+	if !r.isOmni() {
+		v.gpusPerNodeCheck(r)
 	}
 }
 
