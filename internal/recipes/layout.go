@@ -133,7 +133,7 @@ func (v *vetter) argsBeforeStrategy(r *Recipe) {
 				also = fmt.Sprintf("; under %s, which emit no TP, it survives and multiplies the GPUs each data-parallel rank needs", strings.Join(keepers, ", "))
 			}
 			v.cite("tp-in-args", KindParallelArgs, diag.Error, nodeAt(a.Pos), l.path,
-				"%s %s in %s comes before the parallel flags of %s, which set their own TP and win (the site keeps the last of each flag), so the rendered command never carries this value%s; remove it and set the size in %s",
+				"%s %s in %s comes before the parallel flags of %s, which set their own TP and win (the site keeps the last of each flag), so they drop it and the TP they render is theirs, whatever this says%s; remove it and set the size in %s",
 				a.Flag, a.Value, l.path, strings.Join(setters, ", "), also, fix)
 		}
 	}
