@@ -85,15 +85,20 @@ func (v *vetter) cite(rule, kind string, sev diag.Severity, at positioned, path,
 // nothing (unknown hardware ids, features, modes, strategies, keys the
 // site reads per generation only), a model_id that is not the file's repo,
 // two features the site itself never combines, an image name that is not
-// one, a YAML key outside the format, and a variant whose weights alone
-// exceed every layout offered on hardware the recipe marks verified. A
-// warning is data the site tolerates or wlc merely doubts: hardware_match
-// (which the site never reads) not met, e.g. expert parallelism on a 1-GPU
-// device; memory short only by the formula's headroom; values outside the
-// documented vocabulary; a precision wlc's catalog knows no kernel for on
+// one, a YAML key outside the format, a variant whose weights alone
+// exceed every layout offered on hardware the recipe marks verified, a
+// --tensor-parallel-size the strategies' own overrides (CLAUDE.md forbids
+// it), and a rendered layout that needs more GPUs on a node than verified
+// hardware has (certain to fail at startup). A warning is data the site
+// tolerates or wlc merely doubts: hardware_match (which the site never
+// reads) not met, e.g. expert parallelism on a 1-GPU device; no variant
+// offered on verified hardware fitting one node; values outside the
+// documented vocabulary (a meta.hardware value, a dependency brand no
+// profile has); --omni written in an omni recipe's base_args (the site
+// adds and dedupes it); a precision wlc's catalog knows no kernel for on
 // a GPU the recipe does not tune the variant for (a fallback vLLM has is
-// no finding at all); dates out of order; taxonomy numbers that differ
-// from wlc's catalog.
+// no finding at all); dates out of order; taxonomy memory no reading of
+// the device's memory in GB or GiB gives.
 func Vet(s *Set) Findings {
 	v := &vetter{s: s}
 	for _, d := range s.Diags {
