@@ -57,6 +57,8 @@ var precisionFacts = []struct {
 	{"xe2", "bf16", "native", "oneDNN", "vllm-gptoss"},
 	{"xe2", "fp16", "native", "oneDNN", "vllm-gptoss"},
 	{"xe2", "int4", "native", "INT4", "vllm-quant"},
+	// Triton W8A8 INT8 on XPU (_POSSIBLE_INT8_KERNELS[PlatformEnum.XPU]).
+	{"xe2", "int8", "native", "TritonInt8ScaledMMLinearKernel", "vllm-xpu-int8"},
 	// FP8 on Xe2: serialized FP8 weights load; the GEMM is W8A16.
 	{"xe2", "fp8", "fallback", "fp8_gemm_w8a16", "vllm-xpu-fp8"},
 	{"xe2", "mxfp4", "fallback", "weight-only MXFP4", "vllm-gptoss"},

@@ -270,6 +270,10 @@ type Serve struct {
 	AttentionConfig      map[string]any `json:"attention_config,omitempty"`
 	KernelConfig         map[string]any `json:"kernel_config,omitempty"`
 	ExtraArgs            []string       `json:"extra_args"`
+	// Options are the argv of the further vLLM options written as fields
+	// of serve (#Serve's pattern), rendered by the loader from the image's
+	// flag catalog (vllmflags.Catalog.RenderField), in field order.
+	Options []string `json:"-"`
 }
 
 // LMEval mirrors #LMEval.

@@ -88,6 +88,7 @@ func (l *loader) checkProfile(pv cue.Value, p schema.Profile) {
 func (l *loader) checkFields(wv cue.Value, w *Workload, decoded bool) {
 	base := "workloads." + quoteLabel(w.Name)
 	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
+	l.engineOptions(wv, base, w, decoded) // first: it renders serve's option fields
 	prof, known := l.res.Profiles[w.Profile]
 	secrets := append([]string(nil), w.Secrets...)
 	if known {

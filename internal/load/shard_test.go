@@ -237,7 +237,7 @@ func TestShardedLoadBroken(t *testing.T) {
 		t.Errorf("%d of %d shards evaluated with only their workloads' profiles, want all but one", r.PrunedShards(), r.Shards())
 	}
 	for _, want := range []string{
-		"workloads/a.cue:11:9: error: workloads.a_typo.serve.tensor_parallel_sise",
+		"workloads/a.cue:11:31: error: workloads.a_typo.serve.tensor_parallel_sise: tensor_parallel_sise is no option of vllm serve in vLLM main-2026-08-17 (there is no --tensor-parallel-sise); did you mean tensor_parallel_size?",
 		"workloads/b.cue:5:17: error: workloads.dup.gpus_per_node: conflicting values 4 and 8",
 		"workloads/c.cue:3:12: error: workloads.dup: workload dup is defined in 2 places",
 		"workloads/c.cue:4:12: error: workloads.c_missing: required field missing: gpus_per_node",

@@ -273,6 +273,7 @@ func uniqueSorted(in []string) []string {
 func serveArgs(w schema.Workload) Serve {
 	s := w.Serve
 	a := append([]string{w.Model}, cmdline.VLLMServe.Render(cmdline.Fields("serve.", s))...)
+	a = append(a, s.Options...)
 	a = append(a, s.ExtraArgs...)
 	return Serve{
 		Command:              []string{"vllm", "serve"},

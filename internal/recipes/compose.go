@@ -251,13 +251,13 @@ func Compose(s *Set, req Request) *Command {
 		return cmd
 	}
 	c.checkPrecision()
-	capacity := nodes * p.VRAMGB
-	if st.Parallelism == "tp_dp" {
-		capacity = p.VRAMGB
+	capacity, replica := nodes*p.VRAMGB, ""
+	if nodes > 1 && !r.shardsAcrossNodes(st) {
+		capacity, replica = p.VRAMGB, ", one replica of the dense model per node"
 	}
 	if vram > capacity {
 		c.warnf("memory", c.variant.get("vram_minimum_gb").pos(), "variant %s needs %d GB but this rendering has %d GB (%d × %s node of %d GB%s); use --nodes %d",
-			vk, vram, capacity, nodes, p.ID, p.VRAMGB, map[bool]string{true: ", one replica per node", false: ""}[st.Parallelism == "tp_dp"], (vram+p.VRAMGB-1)/p.VRAMGB)
+			vk, vram, capacity, nodes, p.ID, p.VRAMGB, replica, (vram+p.VRAMGB-1)/p.VRAMGB)
 	}
 	if len(cmd.Findings.Diags()) > 0 && cmd.Findings.Diags().HasErrors() {
 		return cmd
@@ -335,17 +335,16 @@ func (c *composer) checkPrecision() {
 		c.warnf("precision", c.variant.get("precision").pos(), "precision %q is outside the documented enum and wlc's recipe_precisions table, so wlc cannot tell which hardware runs it; rendered as the site renders it", prec)
 		return
 	}
-	wlcName := s.Schema.HardwareMap[c.p.ID]
-	hw, mapped := s.Schema.Hardware[wlcName]
+	arch, wlcName, mapped := s.Schema.Architecture(c.p)
 	if !mapped || info.WLC == "none" {
 		return
 	}
-	if _, ok := s.Schema.Architectures[hw.Architecture].Weights[info.WLC]; !ok {
+	if _, ok := s.Schema.Architectures[arch].Weights[info.WLC]; !ok {
 		if key, tuned := s.tunedKey(c.variant, c.p); tuned {
-			c.warnf("precision", c.variant.get("precision").pos(), "wlc's hardware catalog knows no kernel for %s on %s (%s), but the recipe tunes variant %s for it (hardware_overrides.%s); rendered as the recipe says", info.WLC, wlcName, hw.Architecture, c.vk, key)
+			c.warnf("precision", c.variant.get("precision").pos(), "wlc's hardware catalog knows no kernel for %s on %s (%s), but the recipe tunes variant %s for it (hardware_overrides.%s); rendered as the recipe says", info.WLC, wlcName, arch, c.vk, key)
 			return
 		}
-		c.errorf(c.variant.get("precision"), "%s (%s) cannot run %s according to wlc's hardware catalog; pick another variant", wlcName, hw.Architecture, info.WLC)
+		c.errorf(c.variant.get("precision"), "%s (%s) cannot run %s according to wlc's hardware catalog; pick another variant", wlcName, arch, info.WLC)
 	}
 }
 

@@ -194,3 +194,20 @@ func (r *Recipe) VerifiedHardware() []string {
 	}
 	return out
 }
+
+// shardsAcrossNodes reports whether strategy st spreads r's weights over
+// all of its nodes, so that memory adds up across them. TP and PP shard
+// every layer; tp_dp (TP within a node, DP across nodes) keeps one replica
+// of a dense model per node, but a MoE model's experts are sharded across
+// every TP×DP rank: vLLM's FusedMoEParallelConfig.make
+// (vllm/model_executor/layers/fused_moe/config.py) flattens the MoE
+// layers' TP over dp_size × tp_size ranks (flatten_tp_across_dp_and_pcp),
+// or splits the experts over them with expert parallelism. Only attention
+// and dense layers stay replicated per node, and the recipes give no split
+// of the weights, so a MoE model's capacity is counted over all nodes.
+func (r *Recipe) shardsAcrossNodes(st *Strategy) bool {
+	if st.Parallelism != "tp_dp" {
+		return st.DeployType != "single_node"
+	}
+	return r.n.get("model", "architecture").str() == "moe"
+}

@@ -23,6 +23,9 @@ type Schema struct {
 	Recipe, Strategy, Taxonomy cue.Value
 	// HardwareMap maps a recipe hardware id to a wlc catalog name or "none".
 	HardwareMap map[string]string
+	// RecipeArchitectures maps recipe hardware ids the catalog does not
+	// list to the architecture whose kernel table they use.
+	RecipeArchitectures map[string]string
 	// Precisions maps a recipe precision to wlc's #Precision.
 	Precisions    map[string]PrecisionInfo
 	Vocabulary    Vocabulary
@@ -44,7 +47,6 @@ type PrecisionInfo struct {
 type Vocabulary struct {
 	Difficulty        []string   `json:"difficulty"`
 	HardwareStatus    []string   `json:"hardware_status"`
-	DependencyBrands  []string   `json:"dependency_brands"`
 	ExclusiveFeatures [][]string `json:"exclusive_features"`
 }
 
@@ -89,6 +91,7 @@ func SchemaFrom(v, sch cue.Value) (*Schema, error) {
 		dst  any
 	}{
 		{v, "recipe_hardware", &s.HardwareMap},
+		{v, "recipe_architectures", &s.RecipeArchitectures},
 		{v, "recipe_precisions", &s.Precisions},
 		{v, "recipe_vocabulary", &s.Vocabulary},
 		{sch, "hardware", &s.Hardware},
@@ -99,4 +102,17 @@ func SchemaFrom(v, sch cue.Value) (*Schema, error) {
 		}
 	}
 	return s, nil
+}
+
+// Architecture is the kernel table p runs: its catalog hardware's
+// architecture, else recipe_architectures' entry for it; name is the
+// catalog name, or p's id when only the architecture is known.
+func (s *Schema) Architecture(p *Profile) (arch, name string, ok bool) {
+	if hw, found := s.Hardware[s.HardwareMap[p.ID]]; found {
+		return hw.Architecture, s.HardwareMap[p.ID], true
+	}
+	if a, found := s.RecipeArchitectures[p.ID]; found {
+		return a, p.ID, true
+	}
+	return "", "", false
 }

@@ -27,8 +27,14 @@ var SiteRules = map[string]SiteRule{
 	"exclusive-features": {"src/components/recipes/CommandBuilder.jsx", "are mutually exclusive — enabling one clears the other."},
 	"vram":               {"CLAUDE.md", "**Hardware is never blocked by VRAM.** Multi-node scales VRAM"},
 	"docker-image":       {"CONTRIBUTING.md", "override the Docker image:tag shown in Install → Docker"},
+	// The strategy's parallel flags come after base_args and variant
+	// args and win (buildArgs' order, dedupeArgs last-wins).
+	"tp-in-args": {"CLAUDE.md", "Do **not** put `--tensor-parallel-size` inside `extra_args`; it gets silently overridden by the strategy emitter"},
+	// A verified mark is the recipe's word that the rendered command runs.
+	"verified": {"src/lib/command-synthesis.js", "`verified` = positively tested (separate signal)"},
 	// Warnings cite too, so a reader sees why they are not errors.
 	"hardware-match-unread": {"CLAUDE.md", "the (currently unread) `hardware_match.min_gpus` in `strategies/*.yaml`"},
 	"precision-gate":        {"src/lib/command-synthesis.js", "NVFP4 is NVIDIA Blackwell-only (sm_100+) by default. A variant can override"},
 	"precision-enum":        {"CONTRIBUTING.md", "# bf16|fp8|nvfp4|fp4|int4|int8|awq|gptq|mxfp4"},
+	"omni-flag":             {"CLAUDE.md", "The `--omni` flag is auto-injected, so don't add it to `model.base_args`."},
 }

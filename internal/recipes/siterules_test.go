@@ -31,13 +31,19 @@ var errorRules = []struct {
 	{KindExclusiveFeatures, "exclusive-features", "src/components/recipes/CommandBuilder.jsx", "are mutually exclusive — enabling one clears the other."},
 	{KindMemoryNode, "vram", "CLAUDE.md", "**Hardware is never blocked by VRAM.** Multi-node scales VRAM"},
 	{KindDockerImage, "docker-image", "CONTRIBUTING.md", "override the Docker image:tag shown in Install → Docker"},
+	{KindParallelArgs, "tp-in-args", "CLAUDE.md", "Do **not** put `--tensor-parallel-size` inside `extra_args`; it gets silently overridden by the strategy emitter"},
+	{KindGPUsPerNode, "verified", "src/lib/command-synthesis.js", "`verified` = positively tested (separate signal)"},
 }
 
 // rulesCheckout writes the synthetic recipes checkout of
 // testdata/script/vet_recipes_rules.txtar (the files under r/).
-func rulesCheckout(t *testing.T) string {
+func rulesCheckout(t *testing.T) string { return checkout(t, "vet_recipes_rules.txtar") }
+
+// checkout writes the recipes checkout (the files under r/) of the
+// testscript archive name.
+func checkout(t *testing.T, name string) string {
 	t.Helper()
-	a, err := txtar.ParseFile(filepath.Join(testenv.RepoRoot(t), "testdata", "script", "vet_recipes_rules.txtar"))
+	a, err := txtar.ParseFile(filepath.Join(testenv.RepoRoot(t), "testdata", "script", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +67,15 @@ func rulesCheckout(t *testing.T) string {
 // TestErrorsQuoteSiteRules: every error states a rule of the recipes site
 // and quotes it; each kind of error is provoked and quotes the rule above.
 func TestErrorsQuoteSiteRules(t *testing.T) {
-	dir := rulesCheckout(t)
-	s, err := Load(cuecontext.New(), dir, dir)
-	if err != nil {
-		t.Fatal(err)
+	var findings Findings
+	for _, name := range []string{"vet_recipes_rules.txtar", "vet_recipes_missed.txtar"} {
+		dir := checkout(t, name)
+		s, err := Load(cuecontext.New(), dir, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		findings = append(findings, Vet(s)...)
 	}
-	findings := Vet(s)
 	seen := map[string]bool{}
 	for _, f := range findings {
 		if f.Severity != diag.Error {

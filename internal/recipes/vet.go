@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/schema"
 )
 
 // Finding kinds. Severity is decided per kind (see Vet).
@@ -26,6 +27,9 @@ const (
 	KindUnknownReference  = "unknown-reference"
 	KindDockerImage       = "docker-image"
 	KindCatalog           = "taxonomy-catalog"
+	KindParallelArgs      = "parallel-args"
+	KindOmniFlag          = "omni-base-args"
+	KindGPUsPerNode       = "gpus-per-node"
 )
 
 // Finding is a diagnostic with the kind of rule that produced it and, for
@@ -53,7 +57,10 @@ type vetter struct {
 	out Findings
 }
 
-func (v *vetter) add(kind string, sev diag.Severity, at node, path, format string, args ...any) {
+// positioned is what a finding is reported at: a node, or a position.
+type positioned interface{ pos() Pos }
+
+func (v *vetter) add(kind string, sev diag.Severity, at positioned, path, format string, args ...any) {
 	p := at.pos()
 	v.out = append(v.out, Finding{Kind: kind, Diagnostic: diag.Diagnostic{
 		Severity: sev, File: p.File, Line: p.Line, Column: p.Column, Path: path, Message: fmt.Sprintf(format, args...),
@@ -62,7 +69,7 @@ func (v *vetter) add(kind string, sev diag.Severity, at node, path, format strin
 
 // cite adds a finding that states the site rule named rule, quoted at the
 // end of its message.
-func (v *vetter) cite(rule, kind string, sev diag.Severity, at node, path, format string, args ...any) {
+func (v *vetter) cite(rule, kind string, sev diag.Severity, at positioned, path, format string, args ...any) {
 	r, ok := SiteRules[rule]
 	if !ok {
 		panic("recipes: no site rule " + rule)
@@ -78,15 +85,20 @@ func (v *vetter) cite(rule, kind string, sev diag.Severity, at node, path, forma
 // nothing (unknown hardware ids, features, modes, strategies, keys the
 // site reads per generation only), a model_id that is not the file's repo,
 // two features the site itself never combines, an image name that is not
-// one, a YAML key outside the format, and a variant whose weights alone
-// exceed every layout offered on hardware the recipe marks verified. A
-// warning is data the site tolerates or wlc merely doubts: hardware_match
-// (which the site never reads) not met, e.g. expert parallelism on a 1-GPU
-// device; memory short only by the formula's headroom; values outside the
-// documented vocabulary; a precision wlc's catalog knows no kernel for on
+// one, a YAML key outside the format, a variant whose weights alone
+// exceed every layout offered on hardware the recipe marks verified, a
+// --tensor-parallel-size the strategies' own overrides (CLAUDE.md forbids
+// it), and a rendered layout that needs more GPUs on a node than verified
+// hardware has (certain to fail at startup). A warning is data the site
+// tolerates or wlc merely doubts: hardware_match (which the site never
+// reads) not met, e.g. expert parallelism on a 1-GPU device; no variant
+// offered on verified hardware fitting one node; values outside the
+// documented vocabulary (a meta.hardware value, a dependency brand no
+// profile has); --omni written in an omni recipe's base_args (the site
+// adds and dedupes it); a precision wlc's catalog knows no kernel for on
 // a GPU the recipe does not tune the variant for (a fallback vLLM has is
-// no finding at all); dates out of order; taxonomy numbers that differ
-// from wlc's catalog.
+// no finding at all); dates out of order; taxonomy memory no reading of
+// the device's memory in GB or GiB gives.
 func Vet(s *Set) Findings {
 	v := &vetter{s: s}
 	for _, d := range s.Diags {
@@ -136,11 +148,9 @@ func (v *vetter) taxonomy() {
 			v.add(KindCatalog, diag.Warning, f.n.get("gpu_count"), "hardware_profiles."+p.ID+".gpu_count",
 				"%s has %d GPUs per node here but wlc's catalog says %s has %d; fix whichever is wrong", p.ID, p.GPUCount, wlc, hw.GPUsPerNode)
 		}
-		// vram_gb is the datasheets' decimal GB, so it is compared with the
-		// datasheet figure in GB (schema/hardware.cue converts units).
-		if want := float64(hw.GPUsPerNode) * hw.Memory.GB; float64(p.VRAMGB) != want {
+		if lo, hi, from := memoryReadings(hw); p.PerGPU() < lo-0.5 || p.PerGPU() > hi+0.5 {
 			v.add(KindCatalog, diag.Warning, f.n.get("vram_gb"), "hardware_profiles."+p.ID+".vram_gb",
-				"%s declares %d GB per node (%g GB per GPU) but the datasheet wlc's catalog cites gives %s %d × %g %s = %g GB (schema/hardware.cue); memory checks use the taxonomy's %d, align one of them", p.ID, p.VRAMGB, p.PerGPU(), wlc, hw.GPUsPerNode, hw.Memory.Amount, hw.Memory.Unit, want, p.VRAMGB)
+				"%s declares %d GB per node (%.4g GB per GPU), but %s has %s, which reads %.1f to %.1f \"GB\" per GPU whether GB means 10^9 bytes or GiB (schema/hardware.cue); memory checks use the taxonomy's %d, align one of them", p.ID, p.VRAMGB, p.PerGPU(), wlc, from, lo, hi, p.VRAMGB)
 		}
 	}
 }
@@ -235,8 +245,7 @@ func (v *vetter) recipe(r *Recipe) {
 				"unknown hardware id %q: taxonomy.yaml has no such profile, so this %s mark is never shown; use a taxonomy id (%s) or add the profile", f.name, f.n.str(), v.knownIDs(f.name))
 		}
 		if st := f.n.str(); !contains(s.Schema.Vocabulary.HardwareStatus, st) {
-			v.add(KindHardwareStatus, diag.Warning, f.n, "meta.hardware."+f.name,
-				"%q is not one of %s: the site treats it as absent (no badge, assumed to work); use verified or remove the entry", st, strings.Join(s.Schema.Vocabulary.HardwareStatus, ", "))
+			v.hardwareStatus(f.name, st, f.n)
 		}
 	}
 	if dh := meta.get("default_hardware"); dh.exists() && s.Profiles[dh.str()] == nil {
@@ -285,11 +294,15 @@ func (v *vetter) recipe(r *Recipe) {
 		v.add(KindVocabulary, diag.Warning, d, "meta.difficulty",
 			"difficulty %q is not one of %s (the documented enum); pick the closest of them", d.str(), strings.Join(s.Schema.Vocabulary.Difficulty, ", "))
 	}
+	// The install block keeps an entry whose brand list includes the
+	// selected profile's brand (CommandBuilder.jsx: `allowed.includes(
+	// hwProfile?.brand)`), so the brands are the taxonomy's profiles' brands.
+	brands := v.brands()
 	for i, dep := range n.get("dependencies").list() {
 		for _, b := range dep.get("brand").strs() {
-			if !contains(s.Schema.Vocabulary.DependencyBrands, b) {
+			if !contains(brands, b) {
 				v.add(KindVocabulary, diag.Warning, dep.get("brand"), fmt.Sprintf("dependencies[%d].brand", i),
-					"dependency brand %q is not one of the documented %s; the install block may not show it", b, strings.Join(s.Schema.Vocabulary.DependencyBrands, ", "))
+					"dependency brand %q is the brand of no hardware profile in taxonomy.yaml (%s), and the install block shows an entry only on hardware of a brand it lists, so it is never shown; use one of those brands (they are case-sensitive) or drop brand to show it everywhere", b, strings.Join(brands, ", "))
 			}
 		}
 	}
@@ -426,6 +439,8 @@ func (v *vetter) recipe(r *Recipe) {
 		}
 	}
 
+	v.argsBeforeStrategy(r)
+
 	// Per verified hardware: strategy layout, memory, precision.
 	for _, hid := range r.VerifiedHardware() {
 		p := s.Profiles[hid]
@@ -433,6 +448,9 @@ func (v *vetter) recipe(r *Recipe) {
 			continue
 		}
 		v.verified(r, p)
+	}
+	if !r.isOmni() {
+		v.gpusPerNodeCheck(r)
 	}
 }
 
@@ -518,40 +536,52 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 			p.ID, strings.Join(badSingle, ", "), plural(len(badSingle)), rng, p.ID, p.GPUCount, p.ID, strings.Join(badSingle, ", "))
 	}
 
-	// Memory and precision per variant offered here.
+	// Memory and precision per variant offered here. The single-node
+	// warning is about the verified mark: it stands when some variant
+	// offered here fits one node (the site renders the others on more
+	// nodes, rule V5), so it is reported only when none does.
+	var here []string
+	fitsOne := ""
 	for _, vk := range r.Variants() {
-		if ok, _ := s.VariantOffered(r, vk, p); !ok {
-			continue
+		if ok, _ := s.VariantOffered(r, vk, p); ok {
+			here = append(here, vk)
+			if vram, _ := r.n.get("variants", vk, "vram_minimum_gb").integer(); vram <= p.VRAMGB && fitsOne == "" {
+				fitsOne = vk
+			}
 		}
+	}
+	for _, vk := range here {
 		vn := r.n.get("variants", vk)
 		vram, _ := vn.get("vram_minimum_gb").integer()
 		var singles, multis, pds []string
 		for _, name := range offered {
-			switch {
+			switch st := s.Strategies[name]; {
 			case isSingleNode(name):
 				singles = append(singles, name)
 			case name == "pd_cluster":
 				pds = append(pds, name)
-			case name != "multi_node_tp_dp":
+			case st != nil && r.shardsAcrossNodes(st):
 				multis = append(multis, name)
 			}
 		}
 		// On non-scalable hardware the site disables variants that do not
 		// fit (rule V3), so nothing broken is rendered there.
-		if vram > p.VRAMGB && len(singles) > 0 && p.Scalable {
+		if vram > p.VRAMGB && len(singles) > 0 && p.Scalable && fitsOne == "" {
 			need := (vram + p.VRAMGB - 1) / p.VRAMGB
-			sev, how := diag.Warning, fmt.Sprintf("run it on ≥ %d nodes with a multi-node strategy, or mark strategy_hardware.<strategy>.%s: unsupported", need, p.ID)
+			sev, how := diag.Warning, fmt.Sprintf("no variant offered here fits one node, so the verified run spanned ≥ %d nodes with a multi-node strategy; if so, mark strategy_hardware.<strategy>.%s: unsupported for the single-node ones", need, p.ID)
+			// vram_minimum_gb is the weights × 1.2 (CONTRIBUTING.md's
+			// formula): only weights that alone exceed the node make the
+			// rendered command certain to fail; within the headroom it
+			// may still start with a smaller KV cache.
+			weights := float64(vram) / 1.2
 			if len(multis) == 0 && len(pds) == 0 {
 				how = fmt.Sprintf("no offered strategy spans nodes here: add a multi_node_* strategy or drop %s's verified mark for this variant (supported_hardware)", p.ID)
-				// vram_minimum_gb is the weights × 1.2 (CONTRIBUTING.md's
-				// formula): only weights that alone exceed the node make the
-				// rendered command certain to fail; within the headroom it
-				// may still start with a smaller KV cache.
-				if weights := float64(vram) / 1.2; weights > float64(p.VRAMGB) {
+				if weights > float64(p.VRAMGB) {
 					sev = diag.Error
-				} else {
-					how += fmt.Sprintf(" (the weights alone, %d GB / 1.2 ≈ %.0f GB, fit the node: only the formula's headroom is short)", vram, weights)
 				}
+			}
+			if weights <= float64(p.VRAMGB) {
+				how += fmt.Sprintf("; the weights alone (%d GB / 1.2 ≈ %.0f GB) fit the node, so if the verified run was single-node, vram_minimum_gb overstates what it needs: set it to what that run used", vram, weights)
 			}
 			v.cite("vram", KindMemoryNode, sev, vn.get("vram_minimum_gb"), "variants."+vk+".vram_minimum_gb",
 				"variant %s needs %d GB but one %s node has %d GB (%d × %g GB): %s cannot serve it on this verified hardware, which the site offers it on; %s",
@@ -564,9 +594,9 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 			}
 			nodes := r.DefaultNodes(name, p)
 			capacity := nodes * p.VRAMGB
-			if name == "multi_node_tp_dp" {
+			if st := s.Strategies[name]; st != nil && !r.shardsAcrossNodes(st) {
 				if vram > p.VRAMGB {
-					short = append(short, fmt.Sprintf("%s holds one full replica per node (%d GB)", name, p.VRAMGB))
+					short = append(short, fmt.Sprintf("%s holds one full replica of this dense model per node (%d GB)", name, p.VRAMGB))
 				}
 				continue
 			}
@@ -592,12 +622,11 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		// Precision against wlc's catalog.
 		prec := vn.get("precision").str()
 		info, known := s.Schema.Precisions[prec]
-		wlcName := s.Schema.HardwareMap[p.ID]
-		hw, mapped := s.Schema.Hardware[wlcName]
+		arch, wlcName, mapped := s.Schema.Architecture(p)
 		if !known || info.WLC == "none" || !mapped {
 			continue
 		}
-		facts := s.Schema.Architectures[hw.Architecture]
+		facts := s.Schema.Architectures[arch]
 		if _, ok := facts.Weights[info.WLC]; ok {
 			continue // native or a fallback kernel: it runs
 		}
@@ -614,9 +643,11 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		}
 		sort.Strings(runs)
 		for _, other := range r.VerifiedHardware() {
-			if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[other]]; ok {
-				if _, ok := s.Schema.Architectures[h.Architecture].Weights[info.WLC]; ok {
-					can = append(can, other)
+			if op := s.Profiles[other]; op != nil {
+				if a, _, ok := s.Schema.Architecture(op); ok {
+					if _, ok := s.Schema.Architectures[a].Weights[info.WLC]; ok {
+						can = append(can, other)
+					}
 				}
 			}
 		}
@@ -629,7 +660,7 @@ func (v *vetter) verified(r *Recipe, p *Profile) {
 		// fallback vLLM has; the data is suspect, not shown false.
 		v.cite("precision-gate", KindPrecisionHardware, diag.Warning, vn.get("precision"), "variants."+vk+".precision",
 			"variant %s (%s) is offered on verified %s, but wlc's catalog knows no vLLM kernel, native or fallback, for %s on %s (%s; it has %s) and the recipe tunes the variant for no GPU of that architecture; %s, or add the kernel path to schema/hardware.cue with its source",
-			vk, prec, p.ID, info.WLC, wlcName, hw.Architecture, strings.Join(runs, ", "), fix)
+			vk, prec, p.ID, info.WLC, wlcName, arch, strings.Join(runs, ", "), fix)
 	}
 }
 
@@ -645,13 +676,12 @@ func (s *Set) tunedKey(vn node, p *Profile) (key string, ok bool) {
 	if _, k, ok := genBlock(ho, p); ok {
 		return k, true
 	}
-	arch := ""
-	if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[p.ID]]; ok {
-		arch = h.Architecture
-	}
+	arch, _, _ := s.Schema.Architecture(p)
 	for _, f := range ho.fields() {
-		if h, ok := s.Schema.Hardware[s.Schema.HardwareMap[f.name]]; ok && arch != "" && h.Architecture == arch {
-			return f.name, true
+		if q := s.Profiles[f.name]; q != nil && arch != "" {
+			if a, _, ok := s.Schema.Architecture(q); ok && a == arch {
+				return f.name, true
+			}
 		}
 	}
 	return "", false
@@ -662,4 +692,56 @@ func plural(n int) string {
 		return "s"
 	}
 	return ""
+}
+
+// memoryReadings is the range of per-GPU figures a source may print as
+// "GB" for hw's memory. Figures labelled GB mix units: the datasheets'
+// "GB" is often the binary amount (an H200's "141 GB" is the 143771 MiB =
+// 140.4 GiB nvidia-smi reports, 150.8 decimal GB), so the taxonomy's
+// per-GPU vram_gb is consistent when it lies between the device's memory
+// counted in GiB and in decimal GB. The device's memory is what the driver
+// reports where the catalog has it, else the datasheet figure, whose own
+// "GB" may be either unit.
+func memoryReadings(hw schema.Hardware) (lo, hi float64, from string) {
+	const gib = 1 << 30
+	if r := hw.Reported; r != nil {
+		return r.GiB, r.GB, fmt.Sprintf("%g %s as its driver reports (%.1f GiB, %.1f GB)", r.Amount, r.Unit, r.GiB, r.GB)
+	}
+	m := hw.Memory
+	lo, hi = m.GiB, m.GB
+	if m.Unit == "GB" {
+		hi = m.Amount * gib / 1e9
+	}
+	return lo, hi, fmt.Sprintf("%g %s on its datasheet", m.Amount, m.Unit)
+}
+
+// brands lists the brands of the taxonomy's hardware profiles.
+func (v *vetter) brands() []string {
+	var out []string
+	for _, p := range v.s.Profiles {
+		if !contains(out, p.Brand) {
+			out = append(out, p.Brand)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// hardwareStatus reports a meta.hardware value outside the documented
+// `verified | unsupported`. The site reads only those two: any other value
+// shows no badge and leaves the GPU assumed to work
+// (command-synthesis.js isHardwareSupported: `!== "unsupported"`), as if
+// the entry were absent, except that any entry at all declares the GPU, and
+// a restricted profile (DGX Spark and Station, RTX Pro, TPU, Xeon, Arc Pro)
+// is in the picker only when declared (CommandBuilder.jsx hwByBrand:
+// `if (p.restricted && !(id in declared)) continue;`).
+func (v *vetter) hardwareStatus(id, status string, at node) {
+	vocab := strings.Join(v.s.Schema.Vocabulary.HardwareStatus, ", ")
+	if p := v.s.Profiles[id]; p != nil && p.Restricted {
+		v.add(KindHardwareStatus, diag.Warning, at, "meta.hardware."+id,
+			"%q is not one of %s: it shows no badge, but as any value it declares the restricted profile %s, which the site lists only for recipes that declare it; keep the entry (removing it would hide %s) and write verified once the recipe is tested there", status, vocab, id, id)
+		return
+	}
+	v.add(KindHardwareStatus, diag.Warning, at, "meta.hardware."+id,
+		"%q is not one of %s: the site shows no badge and treats %s as assumed to work, the same as no entry; write verified if the recipe is tested there, else remove the entry", status, vocab, id)
 }

@@ -2,8 +2,10 @@ package recipes
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -83,4 +85,49 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// countsPerKind renders the findings' counts per kind and severity, one
+// "kind severity count" line each, sorted.
+func countsPerKind(fs Findings, recipes int) string {
+	n := map[string]int{}
+	for _, f := range fs {
+		n[f.Kind+" "+string(f.Severity)]++
+	}
+	var lines []string
+	for k, c := range n {
+		lines = append(lines, fmt.Sprintf("%s %d", k, c))
+	}
+	sort.Strings(lines)
+	return fmt.Sprintf("# %d recipes, %d findings\n%s\n", recipes, len(fs), strings.Join(lines, "\n"))
+}
+
+// TestCorpusCounts pins the number of findings per kind and severity over
+// the corpus in ../shared (11 recipes) and, when WLC_RECIPES_UPSTREAM names
+// a checkout of the whole upstream repository at the commit the corpus
+// comes from (vllm-project/recipes 8959cf6, 173 recipes), over that too:
+// the counts the precision audit judged (issue 43). A rule change that
+// moves a count has to be re-judged and the file rewritten
+// (WLC_UPDATE=1).
+func TestCorpusCounts(t *testing.T) {
+	t.Run("shared", func(t *testing.T) {
+		s := loadCorpus(t)
+		testenv.Generated(t, "testdata/recipes/corpus_counts.txt", []byte(countsPerKind(Vet(s), len(s.Recipes))),
+			"WLC_UPDATE=1 go test ./internal/recipes -run TestCorpusCounts")
+	})
+	t.Run("upstream", func(t *testing.T) {
+		dir := os.Getenv("WLC_RECIPES_UPSTREAM")
+		if dir == "" {
+			t.Skip("WLC_RECIPES_UPSTREAM is unset (a vllm-project/recipes checkout at 8959cf6)")
+		}
+		s, err := Load(cuecontext.New(), dir, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Recipes) != 173 {
+			t.Fatalf("%s has %d recipes; the pinned counts are for vllm-project/recipes 8959cf6 (173)", dir, len(s.Recipes))
+		}
+		testenv.Generated(t, "testdata/recipes/upstream_counts.txt", []byte(countsPerKind(Vet(s), len(s.Recipes))),
+			"WLC_RECIPES_UPSTREAM=<checkout> WLC_UPDATE=1 go test ./internal/recipes -run TestCorpusCounts")
+	})
 }

@@ -44,7 +44,21 @@ type Flag struct {
 	// Keys, when set, are the only keys the JSON config accepts (pydantic
 	// extra="forbid"); nil accepts any key.
 	Keys []string `json:"keys,omitempty"`
+	// Type is what a Value option's argparse type accepts: TypeInt,
+	// TypeFloat, TypeSize or TypeSizeOrAuto; "" is any string.
+	Type string `json:"t,omitempty"`
 }
+
+// The types of Value options that accept less than any string.
+const (
+	TypeInt   = "int"
+	TypeFloat = "float"
+	// TypeSize is vLLM's human_readable_int: an integer or a size such as
+	// 32k (k = 1000, K = 1024; m/M, g/G, t/T alike).
+	TypeSize = "size"
+	// TypeSizeOrAuto is a TypeSize, or "auto" (also -1).
+	TypeSizeOrAuto = "size_or_auto"
+)
 
 // Name is the canonical long option.
 func (f *Flag) Name() string { return f.Options[0] }

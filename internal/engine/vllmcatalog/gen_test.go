@@ -58,6 +58,14 @@ func fromCorpus(t *testing.T, path string) *Catalog {
 				fl.Kind = JSON
 			case "json_or_str":
 				fl.Kind = JSONOrStr
+			case "int":
+				fl.Type = TypeInt
+			case "float":
+				fl.Type = TypeFloat
+			case "human_int":
+				fl.Type = TypeSize
+			case "human_int_or_auto":
+				fl.Type = TypeSizeOrAuto
 			}
 			if cf.BoolPair {
 				fl.Options = append(fl.Options, "--no-"+strings.TrimPrefix(cf.Flag, "--"))

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/wlcdev/wlc/internal/diag/suggest"
@@ -166,6 +167,9 @@ func checkValue(cmd, label string, f *vllmcatalog.Flag, v string) string {
 	if len(f.Choices) > 0 && !slices.Contains(f.Choices, v) {
 		return fmt.Sprintf("%s %s %s: vLLM %s accepts %s", cmd, f.Name(), v, label, strings.Join(f.Choices, ", "))
 	}
+	if want := typeError(f, v); want != "" && len(f.Choices) == 0 {
+		return fmt.Sprintf("%s %s %s: vLLM %s takes %s", cmd, f.Name(), v, label, want)
+	}
 	if f.Kind == vllmcatalog.JSON || (f.Kind == vllmcatalog.JSONOrStr && strings.HasPrefix(strings.TrimSpace(v), "{")) {
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(v), &obj); err != nil {
@@ -209,4 +213,28 @@ func closest(flags map[string]*vllmcatalog.Flag, name string) string {
 	}
 	sort.Strings(names)
 	return suggest.Closest(names, name)
+}
+
+// typeError says what f's argparse type wants when v is not that, as
+// vLLM parses it (int(), float(), human_readable_int); "" when v is fine.
+func typeError(f *vllmcatalog.Flag, v string) string {
+	switch f.Type {
+	case vllmcatalog.TypeInt:
+		if _, err := strconv.Atoi(v); err != nil {
+			return "an integer"
+		}
+	case vllmcatalog.TypeFloat:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "a number"
+		}
+	case vllmcatalog.TypeSize:
+		if _, err := cmdline.HumanInt(v); err != nil {
+			return "an integer or a size such as 32k"
+		}
+	case vllmcatalog.TypeSizeOrAuto:
+		if _, err := cmdline.HumanInt(v); err != nil && v != "auto" {
+			return "an integer, a size such as 32k, or auto"
+		}
+	}
+	return ""
 }
