@@ -115,11 +115,14 @@ func TestCorpusCounts(t *testing.T) {
 		testenv.Generated(t, "testdata/recipes/corpus_counts.txt", []byte(countsPerKind(Vet(s), len(s.Recipes))),
 			"WLC_UPDATE=1 go test ./internal/recipes -run TestCorpusCounts")
 	})
+	// The whole upstream repository is an audit a developer opts into:
+	// no registry serves it, so CI cannot have it, and a subtest that
+	// always skipped there would read as a skip in CI.
+	dir := os.Getenv("WLC_RECIPES_UPSTREAM")
+	if dir == "" {
+		return
+	}
 	t.Run("upstream", func(t *testing.T) {
-		dir := os.Getenv("WLC_RECIPES_UPSTREAM")
-		if dir == "" {
-			t.Skip("WLC_RECIPES_UPSTREAM is unset (a vllm-project/recipes checkout at 8959cf6)")
-		}
 		s, err := Load(cuecontext.New(), dir, dir)
 		if err != nil {
 			t.Fatal(err)
