@@ -14,7 +14,6 @@ import (
 
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/hugeheap"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/load/budget"
 )
@@ -114,11 +113,7 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Compile typed GPU benchmark workloads into CI jobs",
 		Long: `wlc checks GPU benchmark workloads (vLLM server, benchmarks, accuracy evals)
 written in typed CUE, in a second and on a laptop, and lowers them into
-Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.
-
-Results of evaluating workloads are cached in $WLC_CACHE (default: the
-user cache directory's wlc/), keyed by every input they depend on, so an
-unchanged file is not evaluated again; WLC_CACHE=off evaluates everything.`,
+Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Example: `  wlc vet workloads/
@@ -183,24 +178,10 @@ func Process() int {
 	// vet spent a quarter of its CPU marking. The sharded load keeps at
 	// most GOMAXPROCS shards alive, so a heap four times the live one
 	// stays small; --max-memory still caps it (budget.Run sets the memory
-	// limit). GOGC in the environment wins. The best value follows what
-	// fresh memory costs: with the heap on huge pages, 300 was 9% slower
-	// than 200 in wlcbench (1.39 against 1.24 s, 257 against 207 MB),
-	// which internal/hugeheap no longer asks for on the hosts wlc is
-	// measured on (they take huge pages back). On 4 KiB pages, 300 was
-	// 0.95× 200's cold vet wall (14 pairs, each run after a plain cue
-	// vet, faster in 11) and 0.92× a cold export's (9 of 10); in two
-	// wlcbench runs vet 0.90× and 0.97× at 1,000, 0.88× at 2,000, export
-	// 0.95×, 0.97×, 0.91× and 0.81×, at 153–177 against 144–146 MB (256
-	// against 213 MB at 2,000). 400 and 600 were no faster than 300 (10
-	// interleaved runs each: 1.52, 1.60 against 1.54 s) at 209 and 245 MB.
+	// limit). GOGC in the environment wins.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(300)
 	}
-	// The heap the evaluator grows into, on huge pages where Linux
-	// offers them and the host does not take them back (internal/hugeheap
-	// says why, what it saves and where it costs).
-	_, _ = hugeheap.Advise(hugeheap.Size)
 	// WLC_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof):
 	// where a slow vet or export spends its time, on the user's package.
 	if p := os.Getenv("WLC_CPUPROFILE"); p != "" {

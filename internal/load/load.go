@@ -33,7 +33,6 @@ import (
 	"github.com/wlcdev/wlc/internal/parseahead"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
-	"github.com/wlcdev/wlc/internal/resultcache"
 	"github.com/wlcdev/wlc/internal/results/ingest"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -70,9 +69,6 @@ type Result struct {
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
-	// cacheHits and cacheMisses count the shards read from and evaluated
-	// for Options.Cache.
-	cacheHits, cacheMisses int
 	// prunedShards counts the shards evaluated with only the profiles
 	// their workloads name (shard_profiles.go).
 	prunedShards int
@@ -152,10 +148,6 @@ type Options struct {
 	// Progress, when set, is told what is being evaluated (for the
 	// budget's error: CUE's evaluation cannot be interrupted).
 	Progress *budget.Progress
-	// Cache, when set, keeps each shard's result keyed by every input it
-	// was computed from, so an unchanged shard is not evaluated again
-	// (see cache.go).
-	Cache *resultcache.Cache
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
@@ -208,8 +200,6 @@ type loader struct {
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
-	// cache is the load's result cache, when Options.Cache is set.
-	cache *cacheState
 }
 
 // schemaDefs are the schema definitions the loader reads: #Workload and
@@ -287,16 +277,7 @@ func (l *loader) run(dir string) {
 	l.opts.Progress.Set(dir, "the package in "+dir)
 	resumeGC := pauseGC() // until the files are loaded: see gcpause.go
 	defer resumeGC()
-	least := 2 // a single shard only pays to be cached
-	if l.opts.Cache != nil && l.opts.VLLMFlags == nil && !l.opts.settingsOnly {
-		l.cache = &cacheState{c: l.opts.Cache}
-		l.cache.readSources(root, cueFiles, overlay)
-		least = 1
-	}
 	var sources map[string][]byte
-	if l.cache != nil {
-		sources = l.cache.sources
-	}
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
 	insts, ok := l.loadFromHeaders(root, args, cueFiles, sources, overlay)
 	if !ok {
@@ -309,12 +290,9 @@ func (l *loader) run(dir string) {
 			return
 		}
 	}
-	if l.cache != nil {
-		l.cache.checkInstances(insts, overlay)
-	}
 	// A package that shards is evaluated here without its workload
 	// files (see shard.go); its workloads are evaluated shard by shard.
-	shards := planShards(insts[0].Files, l.opts.shardSize(), least)
+	shards := planShards(insts[0].Files, l.opts.shardSize(), 2)
 	toBuild := insts
 	if shards != nil {
 		shared := *insts[0]
@@ -438,6 +416,17 @@ func (l *loader) loadFromHeaders(root string, args, files []string, sources map[
 	}
 	l.res.fromHeaders = true
 	return insts, true
+}
+
+// hasExtern reports a file-level @extern attribute (embedded files, which
+// CUE reads itself).
+func hasExtern(f *ast.File) bool {
+	for _, d := range f.Decls {
+		if a, ok := d.(*ast.Attribute); ok && strings.HasPrefix(a.Text, "@extern(") {
+			return true
+		}
+	}
+	return false
 }
 
 // readFiles reads files on every CPU (a thousand small files are a tenth

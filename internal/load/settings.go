@@ -122,7 +122,6 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 			}
 			p := filepath.Join(pkgDir, file)
 			data, err := os.ReadFile(p)
-			l.noteInput(p, data, err)
 			if err != nil {
 				errf(field+"."+cmd+"_help", "cannot read %s (relative to the package directory %s): %v; save the image's `%s` output there", file, l.rel(pkgDir), err, helpCommand[cmd])
 				ok = false

@@ -312,9 +312,6 @@ type shardResult struct {
 	base     int // res.Diags[:base] were the package's before the shard
 	runNames map[string]position
 	failed   bool // the shard did not build: load the package as one
-	// usedRecipes says the shard read the recipes checkout, which no
-	// cache key covers; cached says the result came from the cache.
-	usedRecipes, cached bool
 }
 
 // testHookShards lets a test see a sharded load's plan before the
@@ -332,8 +329,6 @@ var testHookShards *struct {
 // load reports why).
 func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
-	shared, cacheable := l.sharedKey(p)
-	cacheable = cacheable && !l.opts.evaluateOnly // its results are not a load's
 	if testHookShards != nil {
 		testHookShards.planned(p)
 	}
@@ -346,17 +341,7 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 				testHookShards.released(i)
 			}
 		}()
-		if !cacheable {
-			results[i] = l.evalShard(pkgInst, p, i)
-			return
-		}
-		k := l.shardKey(shared, p.shards[i])
-		r, ok := l.cachedShard(k)
-		if !ok {
-			r = l.evalShard(pkgInst, p, i)
-			l.storeShard(k, r)
-		}
-		results[i] = r
+		results[i] = l.evalShard(pkgInst, p, i)
 	})
 	for _, r := range results {
 		if r.failed {
@@ -371,11 +356,6 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	for _, r := range results {
 		if r.pruned {
 			l.res.prunedShards++
-		}
-		if r.cached {
-			l.res.cacheHits++
-		} else if cacheable {
-			l.res.cacheMisses++
 		}
 		// The one-package load reports an error of a path outside the
 		// workloads once (see addCUEError's keys): so does the merge.
@@ -445,7 +425,6 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	if !l.opts.evaluateOnly {
 		s.evalWorkloads(s.pkg, out.runNames)
 	}
-	out.usedRecipes = s.recipes != nil || s.recipesErr != nil
 	return out
 }
 
