@@ -67,9 +67,6 @@ type env struct {
 	ctx *cue.Context
 	// limits bound each evaluation (--max-memory, --timeout).
 	limits budget.Limits
-	// exec replaces the process with the same command under env; nil
-	// where wlc runs inside another program (unit tests).
-	exec func(env []string)
 }
 
 // loadWorkloads runs the loader once for the run and prints its findings.
@@ -136,7 +133,6 @@ Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		newImportCmd(e),
 		newIngestCmd(e),
 		newVersionCmd(e),
-		newProbeCmd(e),
 	)
 	// Cobra adds help and completion at Execute; add them now so typedUsage
 	// and Main's Find see them.
@@ -170,8 +166,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // Process runs wlc as the process itself (its own main, and the tests'
-// wlc command): it tunes the collector and may replace
-// itself (see budget_locate.go).
+// wlc command): it tunes the collector.
 func Process() int {
 	// CUE's values are a large, pointer-rich live graph that every
 	// collection re-marks: at Go's default (GOGC=100) a 1,000-workload
@@ -192,7 +187,7 @@ func Process() int {
 			defer stop()
 		}
 	}
-	return runWith(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, envList: os.Environ, exec: execSelf}, os.Args[1:])
+	return runWith(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, envList: os.Environ}, os.Args[1:])
 }
 
 // startCPUProfile profiles the process into file until stop.

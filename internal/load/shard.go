@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -396,6 +397,12 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 			}
 		}
 	}
+	// The shard reports its own progress (shards run side by side):
+	// until a workload is validated, a budget exceeded here is the
+	// shard's, so it names its files.
+	lane := l.opts.Progress.Lane()
+	defer lane.Done()
+	lane.Set(l.rel(p.shards[i][0].Filename), shardWhat(l, p.shards[i]))
 	ctx := cuecontext.New()
 	vals, err := ctx.BuildInstances([]*build.Instance{&inst})
 	if err != nil && pruned {
@@ -410,6 +417,7 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 		return &shardResult{failed: true}
 	}
 	s := *l
+	s.opts.Progress = lane
 	s.ctx, s.files, s.pkg = ctx, inst.Files, vals[0]
 	s.defsBuilt = nil // the main context's: built again here on first use
 	s.seen = map[string]bool{}
@@ -426,6 +434,14 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 		s.evalWorkloads(s.pkg, out.runNames)
 	}
 	return out
+}
+
+// shardWhat names a shard's workload files for the budget's error.
+func shardWhat(l *loader, files []*ast.File) string {
+	if len(files) == 1 {
+		return "the workloads of " + l.rel(files[0].Filename)
+	}
+	return fmt.Sprintf("the workloads of %s and %d more files (%s last)", l.rel(files[0].Filename), len(files)-1, l.rel(files[len(files)-1].Filename))
 }
 
 // shardSize is the most workload files a shard holds; 0 never shards.
