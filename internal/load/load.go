@@ -275,15 +275,12 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
-	resumeGC := pauseGC() // until the files are loaded: see gcpause.go
-	defer resumeGC()
 	var sources map[string][]byte
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
 	insts, ok := l.loadFromHeaders(root, args, cueFiles, sources, overlay)
 	if !ok {
 		insts = l.instances(root, args, parseahead.New(cueFiles, sources), overlay)
 	}
-	resumeGC()
 	for _, inst := range insts {
 		if inst.Err != nil {
 			l.addCUEError(inst.Err, cue.Value{})
