@@ -25,6 +25,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/internal/load/budget"
@@ -774,7 +775,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 					lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
 				}
 				j.rd.apply(&lw)
-				l.checkFields(wv, &lw, false)
+				l.checkFields(wv, &lw)
 			}
 			continue
 		}
@@ -796,7 +797,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 		}
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
-			runNames[lw.Name] = l.at(l.pos(wv, runNameField(lw)))
+			runNames[lw.Name] = l.at(l.pos(wv, check.RunNameField(&lw.Workload)))
 		}
 	}
 }
