@@ -20,7 +20,3 @@ func (r *Result) Shards() int { return r.shards }
 // PrunedShards is how many shards were evaluated with only the profiles
 // their workloads name.
 func (r *Result) PrunedShards() int { return r.prunedShards }
-
-// FromHeaders says cue/load was handed the package files' headers, their
-// trees parsed aside.
-func (r *Result) FromHeaders() bool { return r.fromHeaders }

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,8 +29,6 @@ import (
 	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/internal/load/budget"
 	"github.com/wlcdev/wlc/internal/load/cuedecode"
-	"github.com/wlcdev/wlc/internal/par"
-	"github.com/wlcdev/wlc/internal/parseahead"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
 	"github.com/wlcdev/wlc/internal/results/ingest"
@@ -73,9 +70,6 @@ type Result struct {
 	// prunedShards counts the shards evaluated with only the profiles
 	// their workloads name (shard_profiles.go).
 	prunedShards int
-	// fromHeaders says cue/load was handed the files' headers
-	// (loadFromHeaders).
-	fromHeaders bool
 }
 
 type rowShapes struct {
@@ -276,12 +270,8 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
-	var sources map[string][]byte
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
-	insts, ok := l.loadFromHeaders(root, args, cueFiles, sources, overlay)
-	if !ok {
-		insts = l.instances(root, args, parseahead.New(cueFiles, sources), overlay)
-	}
+	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
 	for _, inst := range insts {
 		if inst.Err != nil {
 			l.addCUEError(inst.Err, cue.Value{})
@@ -338,11 +328,10 @@ func (l *loader) run(dir string) {
 		l.checkDefinedTwice(workloadDefs(l.files))
 		return
 	}
-	// From here the shard plan alone holds the workload files' trees
-	// (see shardPlan.inst): what the package's checks need of them is
-	// taken now.
+	// The shards take the workload files; the package's own checks need
+	// only where each workload is defined.
 	defs := workloadDefs(l.files)
-	l.files, insts[0].Files = shards.shared, nil
+	l.files = shards.shared
 	if !l.evalShards(insts[0], shards) {
 		l.unsharded = true
 		return
@@ -350,123 +339,11 @@ func (l *loader) run(dir string) {
 	l.checkDefinedTwice(defs)
 }
 
-// loadFromHeaders loads a package large enough to shard with cue/load
-// handed only each file's header (parseahead.Header), its files parsed
-// on every CPU meanwhile, and puts their trees in the instance: cue/load
-// reads, decodes and parses every file of a package on one goroutine
-// (0.17 to 0.3 s of a cold vet of a thousand workload files, before any
-// shard can start). Where the trees could make a difference it returns
-// false, and the caller loads the package as written: a load error, a
-// file that does not parse (cue/load reports it), a file-level @extern
-// (cue/load reads its embeds from the body).
-func (l *loader) loadFromHeaders(root string, args, files []string, sources map[string][]byte, overlay map[string]load.Source) ([]*build.Instance, bool) {
-	if size := l.opts.shardSize(); size == 0 || len(files) <= size {
-		return nil, false
-	}
-	if sources == nil {
-		sources = readFiles(files)
-		if sources == nil {
-			return nil, false
-		}
-	}
-	headers := make([][]byte, len(files))
-	par.Do(len(files), func(i int) {
-		headers[i] = parseahead.Header(files[i], sources[files[i]])
-	})
-	// Every file from these bytes: a file cue/load read itself could
-	// have changed since, and not match its tree.
-	withHeaders := maps.Clone(overlay)
-	for i, h := range headers {
-		if h == nil {
-			h = sources[files[i]]
-		}
-		withHeaders[files[i]] = load.FromBytes(h)
-	}
-	ahead := parseahead.New(files, sources)
-	defer ahead.Forget()
-	insts := l.instances(root, args, ahead, withHeaders)
-	for _, inst := range insts {
-		if inst.Err != nil {
-			return nil, false
-		}
-	}
-	trees, ok := ahead.Trees()
-	if !ok {
-		return nil, false
-	}
-	pkg := insts[0]
-	for i, f := range pkg.Files {
-		t := trees[f.Filename]
-		if t == nil {
-			continue // not one of files
-		}
-		if hasExtern(t) {
-			return nil, false
-		}
-		// The location cue/load gave the header's file (read by @embed).
-		t.Pos().File().SetFSLoc(f.Pos().File().FSLoc())
-		pkg.Files[i] = t
-	}
-	for _, bf := range pkg.BuildFiles {
-		if src, ok := sources[bf.Filename]; ok {
-			bf.Source = src
-		}
-	}
-	l.res.fromHeaders = true
-	return insts, true
-}
-
-// hasExtern reports a file-level @extern attribute (embedded files, which
-// CUE reads itself).
-func hasExtern(f *ast.File) bool {
-	for _, d := range f.Decls {
-		if a, ok := d.(*ast.Attribute); ok && strings.HasPrefix(a.Text, "@extern(") {
-			return true
-		}
-	}
-	return false
-}
-
-// readFiles reads files on every CPU (a thousand small files are a tenth
-// of a second read one by one), or returns nil if one cannot be read
-// (cue/load reports it).
-func readFiles(files []string) map[string][]byte {
-	data := make([][]byte, len(files))
-	failed := make([]bool, len(files))
-	par.Do(len(files), func(i int) {
-		var err error
-		data[i], err = os.ReadFile(files[i])
-		failed[i] = err != nil
-	})
-	if slices.Contains(failed, true) {
-		return nil
-	}
-	out := make(map[string][]byte, len(files))
-	for i, f := range files {
-		out[f] = data[i]
-	}
-	return out
-}
-
-// instances runs cue/load on args with overlay, the files parsed ahead
-// by ahead, which starts with the load where module.cue gives the parser's
-// configuration: parsing while cue/load reads the module and places the
-// files, on the CPU it leaves idle, ~25 ms sooner than its first request
-// (a thousand files' load phase, 118 to 103 ms).
-func (l *loader) instances(root string, args []string, ahead *parseahead.Parser, overlay map[string]load.Source) []*build.Instance {
-	if cfg, ok := l.module.parserConfig(); ok {
-		ahead.Start(cfg)
-	}
-	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile})
-	ahead.Stop()
-	return insts
-}
-
 // moduleFile is what the loader reads of cue.mod/module.cue: the module
-// path and the language version, each "" unless the file gives it as a
-// top-level literal (a module file is data: literals only).
+// path, "" unless the file gives it as a top-level literal (a module
+// file is data: literals only).
 type moduleFile struct {
-	path, version string
+	path string
 }
 
 func readModuleFile(root string) moduleFile {
@@ -485,33 +362,11 @@ func readModuleFile(root string) moduleFile {
 		if !ok {
 			continue
 		}
-		switch label, _, _ := ast.LabelName(fd.Label); label {
-		case "module":
+		if label, _, _ := ast.LabelName(fd.Label); label == "module" {
 			m.path = stringLit(fd.Value)
-		case "language":
-			if st, ok := fd.Value.(*ast.StructLit); ok {
-				for _, e := range st.Elts {
-					if v, ok := e.(*ast.Field); ok {
-						if l, _, _ := ast.LabelName(v.Label); l == "version" {
-							m.version = stringLit(v.Value)
-						}
-					}
-				}
-			}
 		}
 	}
 	return m
-}
-
-// parserConfig is the configuration cue/load parses the module's files
-// with (comments kept, the module's language version), if the module
-// file says both. A guess, checked: parseahead uses trees parsed with it
-// only if cue/load asks for the same.
-func (m moduleFile) parserConfig() (parser.Config, bool) {
-	if m.path == "" || m.version == "" {
-		return parser.Config{}, false
-	}
-	return parser.NewConfig(parser.ParseComments).Apply(parser.Version(m.version)), true
 }
 
 // stringLit is the value of a plain string literal, or "".

@@ -43,11 +43,7 @@ type shardPlan struct {
 	shared []*ast.File   // in every shard: everything but workload files
 	shards [][]*ast.File // runs of workload files, in package order
 	// inst are the files of each shard's instance: the shared files and
-	// the shard's, in package order. The plan is the one holder of a
-	// workload file's tree once the load starts the shards, and lets go of
-	// a shard's (shards, inst) when it is evaluated: a thousand workload
-	// files' trees are some 14 MB, which, held to the end of the load,
-	// the collector marked in every cycle and the heap grew by.
+	// the shard's, in package order.
 	inst [][]*ast.File
 	// profiles says which profiles a shard may leave out (nil: none; see
 	// shard_profiles.go).
@@ -315,14 +311,6 @@ type shardResult struct {
 	failed   bool // the shard did not build: load the package as one
 }
 
-// testHookShards lets a test see a sharded load's plan before the
-// shards are evaluated, and run code as each shard's trees are let go
-// (nil otherwise).
-var testHookShards *struct {
-	planned  func(*shardPlan)
-	released func(shard int)
-}
-
 // evalShards evaluates the workloads of every shard of p, GOMAXPROCS
 // shards at a time, each in its own cue.Context, and merges their
 // findings and workloads into l.res in package order. It returns false,
@@ -330,18 +318,7 @@ var testHookShards *struct {
 // load reports why).
 func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
-	if testHookShards != nil {
-		testHookShards.planned(p)
-	}
 	par.Do(len(p.shards), func(i int) {
-		// Done with the shard's trees (see shardPlan.inst): index i is
-		// this goroutine's alone.
-		defer func() {
-			p.shards[i], p.inst[i] = nil, nil
-			if testHookShards != nil {
-				testHookShards.released(i)
-			}
-		}()
 		results[i] = l.evalShard(pkgInst, p, i)
 	})
 	for _, r := range results {

@@ -36,8 +36,7 @@ type profilePlan struct {
 	declared map[string]bool // the profiles the shared files declare
 	// named maps a workload file's name to the profile literals each of
 	// its workloads writes, every workload listed ("" for a profile field
-	// that is not a literal). By name, not tree: the plan outlives the
-	// shards, and a tree is let go once its shard is evaluated.
+	// that is not a literal).
 	named map[string]map[string][]string
 }
 
