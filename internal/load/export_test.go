@@ -16,7 +16,3 @@ func WithEvaluateOnly(o Options) Options {
 
 // Shards is how many shards the load evaluated (0: the package as one).
 func (r *Result) Shards() int { return r.shards }
-
-// PrunedShards is how many shards were evaluated with only the profiles
-// their workloads name.
-func (r *Result) PrunedShards() int { return r.prunedShards }

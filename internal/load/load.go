@@ -67,9 +67,6 @@ type Result struct {
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
-	// prunedShards counts the shards evaluated with only the profiles
-	// their workloads name (shard_profiles.go).
-	prunedShards int
 }
 
 type rowShapes struct {

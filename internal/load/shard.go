@@ -45,9 +45,6 @@ type shardPlan struct {
 	// inst are the files of each shard's instance: the shared files and
 	// the shard's, in package order.
 	inst [][]*ast.File
-	// profiles says which profiles a shard may leave out (nil: none; see
-	// shard_profiles.go).
-	profiles *profilePlan
 }
 
 // planShards splits files (in package order) into shards of at most size
@@ -63,16 +60,13 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	var names [][]string
 	// Each file's tree is walked whole, once, on every CPU (a thousand
 	// workload files took 30 ms on one): the names it refers to say
-	// whether it reaches the workloads, and let planProfiles skip its
-	// own walks of a file that names no profile.
+	// whether it reaches the workloads.
 	refs := make([]map[string]bool, len(files))
 	par.Do(len(files), func(i int) { refs[i] = referencedNames(files[i]) })
-	refsOf := make(map[*ast.File]map[string]bool, len(files))
-	for i, f := range files {
+	for i := range files {
 		if refs[i]["workloads"] {
 			return nil
 		}
-		refsOf[f] = refs[i]
 	}
 	for _, f := range files {
 		ws, ok := workloadFile(f)
@@ -112,17 +106,6 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	}
 	if start < len(wfiles) {
 		units = append(units, wfiles[start:])
-	}
-	// Units whose workloads name the same profiles go together, so that
-	// a shard evaluates few profiles (shard_profiles.go); otherwise, and
-	// within a group, package order.
-	p.profiles = planProfiles(p.shared, wfiles, refsOf)
-	if p.profiles != nil {
-		keys := make(map[*ast.File]string, len(units))
-		for _, u := range units {
-			keys[u[0]] = p.profiles.key(u)
-		}
-		slices.SortStableFunc(units, func(a, b []*ast.File) int { return strings.Compare(keys[a[0]], keys[b[0]]) })
 	}
 	var cur []*ast.File
 	for _, u := range units {
@@ -248,38 +231,18 @@ func declaresWorkloads(f *ast.File) bool {
 	return false
 }
 
-// referencedNames is the set of names f's identifiers refer to (see
-// valueIdents). One of them `workloads` (an identifier, not a label)
-// makes f's value depend on every workload file, so no shard would see
-// what the package sees.
+// referencedNames is the set of names f's identifiers refer to (not a
+// label, a selector's field name, the package's name or an import). One
+// of them `workloads` (an identifier, not a label) makes f's value depend
+// on every workload file, so no shard would see what the package sees.
 func referencedNames(f *ast.File) map[string]bool {
 	names := map[string]bool{}
-	valueIdents(f, nil, func(id *ast.Ident) bool {
-		names[id.Name] = true
-		return true
-	})
-	return names
-}
-
-// valueIdents calls ident for every identifier of f that is a reference
-// (not a label, a selector's field name, the package's name or an
-// import), and field, if set, for every field before its label and value
-// are walked; it stops once either returns false.
-func valueIdents(f *ast.File, field func(*ast.Field) bool, ident func(*ast.Ident) bool) {
-	stop := false
 	var visit func(n ast.Node) bool
 	visit = func(n ast.Node) bool {
-		if stop {
-			return false
-		}
 		switch x := n.(type) {
 		case *ast.Package, *ast.ImportDecl:
 			return false // the package's own name is not a reference
 		case *ast.Field:
-			if field != nil && !field(x) {
-				stop = true
-				return false
-			}
 			switch lab := x.Label.(type) {
 			case *ast.Ident, *ast.BasicLit:
 			case *ast.Alias:
@@ -293,18 +256,18 @@ func valueIdents(f *ast.File, field func(*ast.Field) bool, ident func(*ast.Ident
 			ast.Walk(x.X, visit, nil) // x.Sel is a label
 			return false
 		case *ast.Ident:
-			stop = !ident(x)
+			names[x.Name] = true
 		}
 		return true
 	}
 	ast.Walk(f, visit, nil)
+	return names
 }
 
 // shardResult is what one shard's evaluation leaves: findings, clean
 // workloads and their run-name positions (no CUE values, so the shard's
 // memory goes once it is done).
 type shardResult struct {
-	pruned   bool // evaluated with only its workloads' profiles
 	res      *Result
 	base     int // res.Diags[:base] were the package's before the shard
 	runNames map[string]position
@@ -332,9 +295,6 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 		l.seen = map[string]bool{}
 	}
 	for _, r := range results {
-		if r.pruned {
-			l.res.prunedShards++
-		}
 		// The one-package load reports an error of a path outside the
 		// workloads once (see addCUEError's keys): so does the merge.
 		for _, d := range r.res.Diags[r.base:] {
@@ -363,17 +323,6 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardResult {
 	inst := *pkgInst
 	inst.Files = p.inst[i]
-	written := inst.Files
-	pruned := false
-	if keep := p.profiles.keep(p.shards[i]); keep != nil {
-		repl := pruneProfiles(p.shared, keep)
-		inst.Files = slices.Clone(written)
-		for j, f := range inst.Files {
-			if r, ok := repl[f]; ok {
-				inst.Files[j], pruned = r, true
-			}
-		}
-	}
 	// The shard reports its own progress (shards run side by side):
 	// until a workload is validated, a budget exceeded here is the
 	// shard's, so it names its files.
@@ -382,14 +331,6 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	lane.Set(l.rel(p.shards[i][0].Filename), shardWhat(l, p.shards[i]))
 	ctx := cuecontext.New()
 	vals, err := ctx.BuildInstances([]*build.Instance{&inst})
-	if err != nil && pruned {
-		// Whatever made the pruned files fail, the shard as written
-		// decides (in a new instance: a build records its errors in it).
-		inst = *pkgInst
-		inst.Files, pruned = written, false
-		ctx = cuecontext.New()
-		vals, err = ctx.BuildInstances([]*build.Instance{&inst})
-	}
 	if err != nil {
 		return &shardResult{failed: true}
 	}
@@ -406,7 +347,7 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	r.Diags = slices.Clone(l.res.Diags)
 	r.Workloads = nil
 	s.res = &r
-	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}, pruned: pruned}
+	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}}
 	if !l.opts.evaluateOnly {
 		s.evalWorkloads(s.pkg, out.runNames)
 	}
