@@ -277,7 +277,7 @@ func (l *loader) run(dir string) {
 	}
 	// A package that shards is evaluated here without its workload
 	// files (see shard.go); its workloads are evaluated shard by shard.
-	shards := planShards(insts[0].Files, l.opts.shardSize(), 2)
+	shards := planShards(insts[0].Files, l.opts.shardSize())
 	toBuild := insts
 	if shards != nil {
 		shared := *insts[0]

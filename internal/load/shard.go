@@ -49,9 +49,10 @@ type shardPlan struct {
 
 // planShards splits files (in package order) into shards of at most size
 // workload files, or returns nil when the package must be evaluated as
-// one: fewer than least shards, or a file whose evaluation could depend on
-// another workload file (see workloadFile and referencedNames).
-func planShards(files []*ast.File, size, least int) *shardPlan {
+// one: a single shard (the package's own load is as cheap), or a file
+// whose evaluation could depend on another workload file (see
+// workloadFile and referencedNames).
+func planShards(files []*ast.File, size int) *shardPlan {
 	if size < 1 {
 		return nil
 	}
@@ -118,7 +119,7 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	if len(cur) > 0 {
 		p.shards = append(p.shards, cur)
 	}
-	if len(p.shards) < least {
+	if len(p.shards) < 2 {
 		return nil
 	}
 	order := make(map[*ast.File]int, len(files))
