@@ -1,8 +1,10 @@
 // Package load is wlc's one loader: it reads a workloads package with the
 // embedded schema overlaid, validates it completely (every error at once,
 // each with a position), and decodes workloads, profiles and the hardware
-// catalog into the Go mirror types. It is the only package that imports
-// cuelang.org/go/cue/load.
+// catalog into the Go mirror types. The Go rules over the decoded values
+// are internal/check's and the backends' (Vetter); the loader places their
+// findings at the user's file:line:col. It is the only package that
+// imports cuelang.org/go/cue/load.
 package load
 
 import (
