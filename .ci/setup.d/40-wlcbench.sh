@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Installs the anchors internal/cmd/wlcbench measures wlc against (its smoke
 # test runs in go test): the cue CLI at the version go.mod pins (plain
-# `cue vet -c`), and Debian's python3-yaml for perf-eval's
+# `cue vet -c` and `cue export`), and Debian's python3-yaml for perf-eval's
 # generate_pipeline.py. Sourced by .ci/run (bash, set -euo pipefail); also
 # runnable alone from the checkout root: bash .ci/setup.d/40-wlcbench.sh
 

@@ -65,12 +65,11 @@ func addBudgetFlags(fs *pflag.FlagSet, l *budget.Limits) {
 }
 
 // loadBounded runs the loader within the run's budget. Past it, the
-// result is one error naming what was being evaluated; the evaluation
-// goroutine cannot be stopped, so the command returns and wlc exits.
+// result is one error naming the flag to raise and what was being
+// evaluated (a workload and its file, else the shard or the package the
+// loader was building); the evaluation goroutine cannot be stopped, so
+// the command returns and wlc exits.
 func (e *env) loadBounded(dir string, o load.Options) *load.Result {
-	if e.getenv(envLocate) != "" {
-		return e.located(dir)
-	}
 	var p budget.Progress
 	o.Progress = &p
 	var r *load.Result
@@ -82,9 +81,6 @@ func (e *env) loadBounded(dir string, o load.Options) *load.Result {
 	file := ""
 	if ex, ok := err.(*budget.Exceeded); ok {
 		file = ex.At.File
-		if file == dir {
-			e.relocate(ex) // CUE said only "the package": find the value
-		}
 	}
 	res.Diags.Errorf(file, 0, 0, "", "%v", err)
 	return res

@@ -164,7 +164,6 @@ func (e *env) oldSide(rev, dir, recipes string) ([]plandiff.Job, string, error) 
 		return nil, name, nil
 	}
 	lo := e.loadOptions(recipes)
-	lo.Cache = nil // a temporary tree: nothing to reuse next time
 	saved := e.cwd
 	e.cwd = oldDir.cwd
 	r, _ := e.loadWorkloads(oldDir.path, lo)

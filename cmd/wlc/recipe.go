@@ -14,7 +14,6 @@ import (
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
-	"github.com/wlcdev/wlc/internal/resultcache"
 )
 
 // defaultRecipesDir is tried, relative to the working directory, when
@@ -73,9 +72,9 @@ func (e *env) recipesDir(flag string) (dir, from string, err error) {
 // shares: the recipes checkout (--recipes, $WLC_RECIPES, the package's
 // settings.recipes, ./recipes; the loader names which when it fails) and
 // the export-time image overrides, which decide each workload's flag
-// catalog; and the result cache ($WLC_CACHE).
+// catalog.
 func (e *env) loadOptions(recipesFlag string) load.Options {
-	o := load.Options{Overrides: plan.OverridesFromEnv(e.getenv), Cache: resultcache.FromEnv(e.getenv)}
+	o := load.Options{Overrides: plan.OverridesFromEnv(e.getenv)}
 	o.RecipesDir, o.RecipesFrom = e.recipesSource(recipesFlag)
 	if o.RecipesDir == "" {
 		if d := e.defaultRecipes(); d != "" {

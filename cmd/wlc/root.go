@@ -14,7 +14,6 @@ import (
 
 	"github.com/wlcdev/wlc/backends/registry"
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/hugeheap"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/load/budget"
 )
@@ -68,9 +67,6 @@ type env struct {
 	ctx *cue.Context
 	// limits bound each evaluation (--max-memory, --timeout).
 	limits budget.Limits
-	// exec replaces the process with the same command under env; nil
-	// where wlc runs inside another program (unit tests).
-	exec func(env []string)
 }
 
 // loadWorkloads runs the loader once for the run and prints its findings.
@@ -114,11 +110,7 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Compile typed GPU benchmark workloads into CI jobs",
 		Long: `wlc checks GPU benchmark workloads (vLLM server, benchmarks, accuracy evals)
 written in typed CUE, in a second and on a laptop, and lowers them into
-Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.
-
-Results of evaluating workloads are cached in $WLC_CACHE (default: the
-user cache directory's wlc/), keyed by every input they depend on, so an
-unchanged file is not evaluated again; WLC_CACHE=off evaluates everything.`,
+Buildkite pipelines, Slurm sbatch scripts and docker-run scripts.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Example: `  wlc vet workloads/
@@ -142,7 +134,6 @@ unchanged file is not evaluated again; WLC_CACHE=off evaluates everything.`,
 		newImportCmd(e),
 		newIngestCmd(e),
 		newVersionCmd(e),
-		newProbeCmd(e),
 	)
 	// Cobra adds help and completion at Execute; add them now so typedUsage
 	// and Main's Find see them.
@@ -176,32 +167,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // Process runs wlc as the process itself (its own main, and the tests'
-// wlc command): it tunes the collector and may replace
-// itself (see budget_locate.go).
+// wlc command): it tunes the collector.
 func Process() int {
 	// CUE's values are a large, pointer-rich live graph that every
 	// collection re-marks: at Go's default (GOGC=100) a 1,000-workload
 	// vet spent a quarter of its CPU marking. The sharded load keeps at
 	// most GOMAXPROCS shards alive, so a heap four times the live one
 	// stays small; --max-memory still caps it (budget.Run sets the memory
-	// limit). GOGC in the environment wins. The best value follows what
-	// fresh memory costs: with the heap on huge pages, 300 was 9% slower
-	// than 200 in wlcbench (1.39 against 1.24 s, 257 against 207 MB),
-	// which internal/hugeheap no longer asks for on the hosts wlc is
-	// measured on (they take huge pages back). On 4 KiB pages, 300 was
-	// 0.95× 200's cold vet wall (14 pairs, each run after a plain cue
-	// vet, faster in 11) and 0.92× a cold export's (9 of 10); in two
-	// wlcbench runs vet 0.90× and 0.97× at 1,000, 0.88× at 2,000, export
-	// 0.95×, 0.97×, 0.91× and 0.81×, at 153–177 against 144–146 MB (256
-	// against 213 MB at 2,000). 400 and 600 were no faster than 300 (10
-	// interleaved runs each: 1.52, 1.60 against 1.54 s) at 209 and 245 MB.
+	// limit). GOGC in the environment wins. wlcbench at 1,000 workloads,
+	// this build against one at GOGC=100 (3 interleaved repetitions, load
+	// average 13-26 on 2 CPUs): vet wall 0.76x, CPU 0.85x, peak RSS
+	// 1.92x (252 against 126 MB); export wall 0.83x, CPU 0.81x, RSS 1.34x.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(300)
 	}
-	// The heap the evaluator grows into, on huge pages where Linux
-	// offers them and the host does not take them back (internal/hugeheap
-	// says why, what it saves and where it costs).
-	_, _ = hugeheap.Advise(hugeheap.Size)
 	// WLC_CPUPROFILE=FILE writes a CPU profile of the run (go tool pprof):
 	// where a slow vet or export spends its time, on the user's package.
 	if p := os.Getenv("WLC_CPUPROFILE"); p != "" {
@@ -212,7 +191,7 @@ func Process() int {
 			defer stop()
 		}
 	}
-	return runWith(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, envList: os.Environ, exec: execSelf}, os.Args[1:])
+	return runWith(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, envList: os.Environ}, os.Args[1:])
 }
 
 // startCPUProfile profiles the process into file until stop.

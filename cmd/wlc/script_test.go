@@ -67,10 +67,6 @@ func TestScript(t *testing.T) {
 			env.Setenv("REPO", repo)
 			env.Setenv("SHARED", shared)
 			env.Setenv("CUE_VERSION", cueVersion())
-			// Every archive runs with a result cache of its own (beside
-			// $WORK, which archives list), so each later wlc in it reads
-			// cached results: the expected output is the same either way.
-			env.Setenv("WLC_CACHE", env.WorkDir+".wlc-cache")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

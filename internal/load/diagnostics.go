@@ -13,6 +13,7 @@ import (
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 )
 
@@ -238,11 +239,7 @@ func cuePath(elems []string) string {
 		if i > 0 {
 			b.WriteByte('.')
 		}
-		if isIdent(e) {
-			b.WriteString(e)
-		} else {
-			fmt.Fprintf(&b, "%q", e)
-		}
+		b.WriteString(check.Label(e))
 	}
 	return b.String()
 }
@@ -255,19 +252,6 @@ func isIndex(s string) bool {
 		if r < '0' || r > '9' {
 			return false
 		}
-	}
-	return true
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == '_' || r == '$' || r == '#' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9') {
-			continue
-		}
-		return false
 	}
 	return true
 }

@@ -16,15 +16,3 @@ func WithEvaluateOnly(o Options) Options {
 
 // Shards is how many shards the load evaluated (0: the package as one).
 func (r *Result) Shards() int { return r.shards }
-
-// CacheCounts is how many shards the load read from Options.Cache and how
-// many it evaluated and offered to it.
-func (r *Result) CacheCounts() (hits, misses int) { return r.cacheHits, r.cacheMisses }
-
-// PrunedShards is how many shards were evaluated with only the profiles
-// their workloads name.
-func (r *Result) PrunedShards() int { return r.prunedShards }
-
-// FromHeaders says cue/load was handed the package files' headers, their
-// trees parsed aside.
-func (r *Result) FromHeaders() bool { return r.fromHeaders }

@@ -17,7 +17,7 @@ import (
 	"github.com/wlcdev/wlc/backends/docker"
 	"github.com/wlcdev/wlc/backends/native"
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
-	"github.com/wlcdev/wlc/internal/load"
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testrig/stub"
 	"github.com/wlcdev/wlc/internal/testrig/testenv"
@@ -430,7 +430,7 @@ func (b *lowerBase) withValues(fields []execField, values map[int]string, fix fi
 	if err := json.Unmarshal(pData, &prof); err != nil {
 		return plan.Workload{}, err
 	}
-	findings := append(load.CheckWorkloadValues(&w), load.CheckProfileValues(&prof)...)
+	findings := append(check.WorkloadValues(&w), check.ProfileValues(&prof)...)
 	if len(findings) > 0 {
 		return plan.Workload{}, fmt.Errorf("vet: %v", findings)
 	}

@@ -1,15 +1,16 @@
 // Package load is wlc's one loader: it reads a workloads package with the
 // embedded schema overlaid, validates it completely (every error at once,
 // each with a position), and decodes workloads, profiles and the hardware
-// catalog into the Go mirror types. It is the only package that imports
-// cuelang.org/go/cue/load.
+// catalog into the Go mirror types. The Go rules over the decoded values
+// are internal/check's and the backends' (Vetter); the loader places their
+// findings at the user's file:line:col. It is the only package that
+// imports cuelang.org/go/cue/load.
 package load
 
 import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,15 +26,13 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/internal/load/budget"
 	"github.com/wlcdev/wlc/internal/load/cuedecode"
-	"github.com/wlcdev/wlc/internal/par"
-	"github.com/wlcdev/wlc/internal/parseahead"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/recipes"
-	"github.com/wlcdev/wlc/internal/resultcache"
 	"github.com/wlcdev/wlc/internal/results/ingest"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -70,15 +69,6 @@ type Result struct {
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
-	// cacheHits and cacheMisses count the shards read from and evaluated
-	// for Options.Cache.
-	cacheHits, cacheMisses int
-	// prunedShards counts the shards evaluated with only the profiles
-	// their workloads name (shard_profiles.go).
-	prunedShards int
-	// fromHeaders says cue/load was handed the files' headers
-	// (loadFromHeaders).
-	fromHeaders bool
 }
 
 type rowShapes struct {
@@ -152,10 +142,6 @@ type Options struct {
 	// Progress, when set, is told what is being evaluated (for the
 	// budget's error: CUE's evaluation cannot be interrupted).
 	Progress *budget.Progress
-	// Cache, when set, keeps each shard's result keyed by every input it
-	// was computed from, so an unchanged shard is not evaluated again
-	// (see cache.go).
-	Cache *resultcache.Cache
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
@@ -208,8 +194,6 @@ type loader struct {
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
-	// cache is the load's result cache, when Options.Cache is set.
-	cache *cacheState
 }
 
 // schemaDefs are the schema definitions the loader reads: #Workload and
@@ -285,36 +269,17 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
-	resumeGC := pauseGC() // until the files are loaded: see gcpause.go
-	defer resumeGC()
-	least := 2 // a single shard only pays to be cached
-	if l.opts.Cache != nil && l.opts.VLLMFlags == nil && !l.opts.settingsOnly {
-		l.cache = &cacheState{c: l.opts.Cache}
-		l.cache.readSources(root, cueFiles, overlay)
-		least = 1
-	}
-	var sources map[string][]byte
-	if l.cache != nil {
-		sources = l.cache.sources
-	}
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
-	insts, ok := l.loadFromHeaders(root, args, cueFiles, sources, overlay)
-	if !ok {
-		insts = l.instances(root, args, parseahead.New(cueFiles, sources), overlay)
-	}
-	resumeGC()
+	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
 	for _, inst := range insts {
 		if inst.Err != nil {
 			l.addCUEError(inst.Err, cue.Value{})
 			return
 		}
 	}
-	if l.cache != nil {
-		l.cache.checkInstances(insts, overlay)
-	}
 	// A package that shards is evaluated here without its workload
 	// files (see shard.go); its workloads are evaluated shard by shard.
-	shards := planShards(insts[0].Files, l.opts.shardSize(), least)
+	shards := planShards(insts[0].Files, l.opts.shardSize())
 	toBuild := insts
 	if shards != nil {
 		shared := *insts[0]
@@ -362,11 +327,10 @@ func (l *loader) run(dir string) {
 		l.checkDefinedTwice(workloadDefs(l.files))
 		return
 	}
-	// From here the shard plan alone holds the workload files' trees
-	// (see shardPlan.inst): what the package's checks need of them is
-	// taken now.
+	// The shards take the workload files; the package's own checks need
+	// only where each workload is defined.
 	defs := workloadDefs(l.files)
-	l.files, insts[0].Files = shards.shared, nil
+	l.files = shards.shared
 	if !l.evalShards(insts[0], shards) {
 		l.unsharded = true
 		return
@@ -374,112 +338,11 @@ func (l *loader) run(dir string) {
 	l.checkDefinedTwice(defs)
 }
 
-// loadFromHeaders loads a package large enough to shard with cue/load
-// handed only each file's header (parseahead.Header), its files parsed
-// on every CPU meanwhile, and puts their trees in the instance: cue/load
-// reads, decodes and parses every file of a package on one goroutine
-// (0.17 to 0.3 s of a cold vet of a thousand workload files, before any
-// shard can start). Where the trees could make a difference it returns
-// false, and the caller loads the package as written: a load error, a
-// file that does not parse (cue/load reports it), a file-level @extern
-// (cue/load reads its embeds from the body).
-func (l *loader) loadFromHeaders(root string, args, files []string, sources map[string][]byte, overlay map[string]load.Source) ([]*build.Instance, bool) {
-	if size := l.opts.shardSize(); size == 0 || len(files) <= size {
-		return nil, false
-	}
-	if sources == nil {
-		sources = readFiles(files)
-		if sources == nil {
-			return nil, false
-		}
-	}
-	headers := make([][]byte, len(files))
-	par.Do(len(files), func(i int) {
-		headers[i] = parseahead.Header(files[i], sources[files[i]])
-	})
-	// Every file from these bytes: a file cue/load read itself could
-	// have changed since, and not match its tree.
-	withHeaders := maps.Clone(overlay)
-	for i, h := range headers {
-		if h == nil {
-			h = sources[files[i]]
-		}
-		withHeaders[files[i]] = load.FromBytes(h)
-	}
-	ahead := parseahead.New(files, sources)
-	defer ahead.Forget()
-	insts := l.instances(root, args, ahead, withHeaders)
-	for _, inst := range insts {
-		if inst.Err != nil {
-			return nil, false
-		}
-	}
-	trees, ok := ahead.Trees()
-	if !ok {
-		return nil, false
-	}
-	pkg := insts[0]
-	for i, f := range pkg.Files {
-		t := trees[f.Filename]
-		if t == nil {
-			continue // not one of files
-		}
-		if hasExtern(t) {
-			return nil, false
-		}
-		// The location cue/load gave the header's file (read by @embed).
-		t.Pos().File().SetFSLoc(f.Pos().File().FSLoc())
-		pkg.Files[i] = t
-	}
-	for _, bf := range pkg.BuildFiles {
-		if src, ok := sources[bf.Filename]; ok {
-			bf.Source = src
-		}
-	}
-	l.res.fromHeaders = true
-	return insts, true
-}
-
-// readFiles reads files on every CPU (a thousand small files are a tenth
-// of a second read one by one), or returns nil if one cannot be read
-// (cue/load reports it).
-func readFiles(files []string) map[string][]byte {
-	data := make([][]byte, len(files))
-	failed := make([]bool, len(files))
-	par.Do(len(files), func(i int) {
-		var err error
-		data[i], err = os.ReadFile(files[i])
-		failed[i] = err != nil
-	})
-	if slices.Contains(failed, true) {
-		return nil
-	}
-	out := make(map[string][]byte, len(files))
-	for i, f := range files {
-		out[f] = data[i]
-	}
-	return out
-}
-
-// instances runs cue/load on args with overlay, the files parsed ahead
-// by ahead, which starts with the load where module.cue gives the parser's
-// configuration: parsing while cue/load reads the module and places the
-// files, on the CPU it leaves idle, ~25 ms sooner than its first request
-// (a thousand files' load phase, 118 to 103 ms).
-func (l *loader) instances(root string, args []string, ahead *parseahead.Parser, overlay map[string]load.Source) []*build.Instance {
-	if cfg, ok := l.module.parserConfig(); ok {
-		ahead.Start(cfg)
-	}
-	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay, ParseFile: ahead.ParseFile})
-	ahead.Stop()
-	return insts
-}
-
 // moduleFile is what the loader reads of cue.mod/module.cue: the module
-// path and the language version, each "" unless the file gives it as a
-// top-level literal (a module file is data: literals only).
+// path, "" unless the file gives it as a top-level literal (a module
+// file is data: literals only).
 type moduleFile struct {
-	path, version string
+	path string
 }
 
 func readModuleFile(root string) moduleFile {
@@ -498,33 +361,11 @@ func readModuleFile(root string) moduleFile {
 		if !ok {
 			continue
 		}
-		switch label, _, _ := ast.LabelName(fd.Label); label {
-		case "module":
+		if label, _, _ := ast.LabelName(fd.Label); label == "module" {
 			m.path = stringLit(fd.Value)
-		case "language":
-			if st, ok := fd.Value.(*ast.StructLit); ok {
-				for _, e := range st.Elts {
-					if v, ok := e.(*ast.Field); ok {
-						if l, _, _ := ast.LabelName(v.Label); l == "version" {
-							m.version = stringLit(v.Value)
-						}
-					}
-				}
-			}
 		}
 	}
 	return m
-}
-
-// parserConfig is the configuration cue/load parses the module's files
-// with (comments kept, the module's language version), if the module
-// file says both. A guess, checked: parseahead uses trees parsed with it
-// only if cue/load asks for the same.
-func (m moduleFile) parserConfig() (parser.Config, bool) {
-	if m.path == "" || m.version == "" {
-		return parser.Config{}, false
-	}
-	return parser.NewConfig(parser.ParseComments).Apply(parser.Version(m.version)), true
 }
 
 // stringLit is the value of a plain string literal, or "".
@@ -788,7 +629,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 					lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
 				}
 				j.rd.apply(&lw)
-				l.checkFields(wv, &lw, false)
+				l.checkFields(wv, &lw)
 			}
 			continue
 		}
@@ -810,7 +651,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 		}
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
-			runNames[lw.Name] = l.at(l.pos(wv, runNameField(lw)))
+			runNames[lw.Name] = l.at(l.pos(wv, check.RunNameField(&lw.Workload)))
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
@@ -285,19 +286,19 @@ func (b *lowerBase) runCase(s site, val string) (outcome, error) {
 	tree = setJSON(tree, s.path, s.key, val)
 	data, _ := json.Marshal(tree)
 	w, prof := b.workload.Workload, b.res.Profiles["S"]
-	var findings []load.ValueFinding
+	var findings []check.Diagnostic
 	if s.profile {
 		prof = schema.Profile{}
 		if err := json.Unmarshal(data, &prof); err != nil {
 			return refusedAtField, nil // not the field's type: CUE's error
 		}
-		findings = load.CheckProfileValues(&prof)
+		findings = check.ProfileValues(&prof)
 	} else {
 		w = schema.Workload{}
 		if err := json.Unmarshal(data, &w); err != nil {
 			return refusedAtField, nil
 		}
-		findings = load.CheckWorkloadValues(&w)
+		findings = check.WorkloadValues(&w)
 	}
 	if len(findings) > 0 {
 		at := s

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/internal/recipes"
 )
@@ -59,7 +60,7 @@ func derivePD(pd *recipes.PD, d *recipeDerivation) []string {
 			d.values[base+".serve.extra_args"] = derivedValue{value: argTokens(rest), text: strings.Join(argTokens(rest), " "), source: rest[0].Source, pos: rest[0].Pos}
 		}
 		for _, e := range pool.Env {
-			d.values[base+".env."+quoteLabel(e.Name)] = derivedValue{value: e.Value, text: e.Name + "=" + e.Value, source: e.Source, pos: e.Pos}
+			d.values[base+".env."+check.Label(e.Name)] = derivedValue{value: e.Value, text: e.Name + "=" + e.Value, source: e.Source, pos: e.Pos}
 		}
 	}
 	d.values["disagg.router.policy"] = derivedValue{value: pd.RouterPolicy, text: "router policy " + pd.RouterPolicy, source: "strategy pd_cluster router.policy", pos: pd.RouterPos}

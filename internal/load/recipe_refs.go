@@ -11,6 +11,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/internal/plan"
@@ -101,7 +102,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 	}
 	sels := wv.Path().Selectors()
 	name := selLabel(sels[len(sels)-1])
-	d := &recipeDerivation{base: "workloads." + quoteLabel(name), values: map[string]derivedValue{}}
+	d := &recipeDerivation{base: "workloads." + check.Label(name), values: map[string]derivedValue{}}
 	errf := func(field, format string, args ...any) bool {
 		l.report(diag.Error, d.base, wv, field, format, args...)
 		return false
@@ -203,7 +204,7 @@ func (l *loader) deriveRecipe(wv cue.Value) (*recipeDerivation, bool) {
 
 	// env: recipe over profile, contradictions with the workload.
 	for _, e := range cmd.Env {
-		d.values["env."+quoteLabel(e.Name)] = derivedValue{value: e.Value, text: e.Name + "=" + e.Value, source: e.Source, pos: e.Pos}
+		d.values["env."+check.Label(e.Name)] = derivedValue{value: e.Value, text: e.Name + "=" + e.Value, source: e.Source, pos: e.Pos}
 		d.origin.Env = append(d.origin.Env, e.Name)
 		if pv, set := prof.Env[e.Name]; set && pv != e.Value {
 			l.report(diag.Warning, d.base, wv, "recipe", "%s) sets %s=%s (%s at %s) over profile %s's %s=%s", d.at, e.Name, e.Value, e.Source, e.Pos, prof.Name, e.Name, pv)

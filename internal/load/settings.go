@@ -9,6 +9,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/vllmcatalog"
 	"github.com/wlcdev/wlc/internal/engine/vllmflags"
@@ -98,7 +99,7 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 	failed := map[string]bool{} // reported already: no second error for mapping to them
 	for _, label := range labels {
 		fc := s.VLLMFlags.Catalogs[label]
-		field := "vllm_flags.catalogs." + quoteLabel(label)
+		field := "vllm_flags.catalogs." + check.Label(label)
 		c := &vllmcatalog.Catalog{Label: label}
 		var base *vllmcatalog.Catalog
 		if fc.From != "" {
@@ -122,7 +123,6 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 			}
 			p := filepath.Join(pkgDir, file)
 			data, err := os.ReadFile(p)
-			l.noteInput(p, data, err)
 			if err != nil {
 				errf(field+"."+cmd+"_help", "cannot read %s (relative to the package directory %s): %v; save the image's `%s` output there", file, l.rel(pkgDir), err, helpCommand[cmd])
 				ok = false
@@ -156,7 +156,7 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 			continue
 		}
 		if err := set.Map(img, s.VLLMFlags.Images[img]); err != nil {
-			errf("vllm_flags.images."+quoteLabel(img), "%v", err)
+			errf("vllm_flags.images."+check.Label(img), "%v", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -25,7 +26,13 @@ import (
 // at most that many shards' values are alive at once. Everything outside
 // workloads (settings, profiles, top-level checks) is evaluated once, on
 // the shared files. A package whose files reach into each other's
-// workloads is loaded as one package, as is a small one.
+// workloads is loaded as one package, as is a small one. wlcbench at
+// 1,000 workloads, this build against one that never shards (3
+// interleaved repetitions on a machine loaded far past its 2 CPUs, load
+// average 13-28, so no CPU was idle for the shards to use): vet wall
+// 1.04x, CPU 0.92x, peak RSS 0.59x (222 against 390 MB); export wall
+// 0.84x, CPU 1.00x, RSS 0.52x (237 against 456 MB): with no idle CPU
+// their running side by side cannot show; what they bought was memory.
 
 // shardFiles is how many workload files a shard holds at most: small
 // enough that GOMAXPROCS shards' values stay small, large enough that
@@ -42,22 +49,16 @@ type shardPlan struct {
 	shared []*ast.File   // in every shard: everything but workload files
 	shards [][]*ast.File // runs of workload files, in package order
 	// inst are the files of each shard's instance: the shared files and
-	// the shard's, in package order. The plan is the one holder of a
-	// workload file's tree once the load starts the shards, and lets go of
-	// a shard's (shards, inst) when it is evaluated: a thousand workload
-	// files' trees are some 14 MB, which, held to the end of the load,
-	// the collector marked in every cycle and the heap grew by.
+	// the shard's, in package order.
 	inst [][]*ast.File
-	// profiles says which profiles a shard may leave out (nil: none; see
-	// shard_profiles.go).
-	profiles *profilePlan
 }
 
 // planShards splits files (in package order) into shards of at most size
 // workload files, or returns nil when the package must be evaluated as
-// one: fewer than least shards, or a file whose evaluation could depend on
-// another workload file (see workloadFile and referencedNames).
-func planShards(files []*ast.File, size, least int) *shardPlan {
+// one: a single shard (the package's own load is as cheap), or a file
+// whose evaluation could depend on another workload file (see
+// workloadFile and referencedNames).
+func planShards(files []*ast.File, size int) *shardPlan {
 	if size < 1 {
 		return nil
 	}
@@ -66,16 +67,13 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	var names [][]string
 	// Each file's tree is walked whole, once, on every CPU (a thousand
 	// workload files took 30 ms on one): the names it refers to say
-	// whether it reaches the workloads, and let planProfiles skip its
-	// own walks of a file that names no profile.
+	// whether it reaches the workloads.
 	refs := make([]map[string]bool, len(files))
 	par.Do(len(files), func(i int) { refs[i] = referencedNames(files[i]) })
-	refsOf := make(map[*ast.File]map[string]bool, len(files))
-	for i, f := range files {
+	for i := range files {
 		if refs[i]["workloads"] {
 			return nil
 		}
-		refsOf[f] = refs[i]
 	}
 	for _, f := range files {
 		ws, ok := workloadFile(f)
@@ -116,17 +114,6 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	if start < len(wfiles) {
 		units = append(units, wfiles[start:])
 	}
-	// Units whose workloads name the same profiles go together, so that
-	// a shard evaluates few profiles (shard_profiles.go); otherwise, and
-	// within a group, package order.
-	p.profiles = planProfiles(p.shared, wfiles, refsOf)
-	if p.profiles != nil {
-		keys := make(map[*ast.File]string, len(units))
-		for _, u := range units {
-			keys[u[0]] = p.profiles.key(u)
-		}
-		slices.SortStableFunc(units, func(a, b []*ast.File) int { return strings.Compare(keys[a[0]], keys[b[0]]) })
-	}
 	var cur []*ast.File
 	for _, u := range units {
 		cur = append(cur, u...)
@@ -138,7 +125,7 @@ func planShards(files []*ast.File, size, least int) *shardPlan {
 	if len(cur) > 0 {
 		p.shards = append(p.shards, cur)
 	}
-	if len(p.shards) < least {
+	if len(p.shards) < 2 {
 		return nil
 	}
 	order := make(map[*ast.File]int, len(files))
@@ -251,38 +238,18 @@ func declaresWorkloads(f *ast.File) bool {
 	return false
 }
 
-// referencedNames is the set of names f's identifiers refer to (see
-// valueIdents). One of them `workloads` (an identifier, not a label)
-// makes f's value depend on every workload file, so no shard would see
-// what the package sees.
+// referencedNames is the set of names f's identifiers refer to (not a
+// label, a selector's field name, the package's name or an import). One
+// of them `workloads` (an identifier, not a label) makes f's value depend
+// on every workload file, so no shard would see what the package sees.
 func referencedNames(f *ast.File) map[string]bool {
 	names := map[string]bool{}
-	valueIdents(f, nil, func(id *ast.Ident) bool {
-		names[id.Name] = true
-		return true
-	})
-	return names
-}
-
-// valueIdents calls ident for every identifier of f that is a reference
-// (not a label, a selector's field name, the package's name or an
-// import), and field, if set, for every field before its label and value
-// are walked; it stops once either returns false.
-func valueIdents(f *ast.File, field func(*ast.Field) bool, ident func(*ast.Ident) bool) {
-	stop := false
 	var visit func(n ast.Node) bool
 	visit = func(n ast.Node) bool {
-		if stop {
-			return false
-		}
 		switch x := n.(type) {
 		case *ast.Package, *ast.ImportDecl:
 			return false // the package's own name is not a reference
 		case *ast.Field:
-			if field != nil && !field(x) {
-				stop = true
-				return false
-			}
 			switch lab := x.Label.(type) {
 			case *ast.Ident, *ast.BasicLit:
 			case *ast.Alias:
@@ -296,33 +263,22 @@ func valueIdents(f *ast.File, field func(*ast.Field) bool, ident func(*ast.Ident
 			ast.Walk(x.X, visit, nil) // x.Sel is a label
 			return false
 		case *ast.Ident:
-			stop = !ident(x)
+			names[x.Name] = true
 		}
 		return true
 	}
 	ast.Walk(f, visit, nil)
+	return names
 }
 
 // shardResult is what one shard's evaluation leaves: findings, clean
 // workloads and their run-name positions (no CUE values, so the shard's
 // memory goes once it is done).
 type shardResult struct {
-	pruned   bool // evaluated with only its workloads' profiles
 	res      *Result
 	base     int // res.Diags[:base] were the package's before the shard
 	runNames map[string]position
 	failed   bool // the shard did not build: load the package as one
-	// usedRecipes says the shard read the recipes checkout, which no
-	// cache key covers; cached says the result came from the cache.
-	usedRecipes, cached bool
-}
-
-// testHookShards lets a test see a sharded load's plan before the
-// shards are evaluated, and run code as each shard's trees are let go
-// (nil otherwise).
-var testHookShards *struct {
-	planned  func(*shardPlan)
-	released func(shard int)
 }
 
 // evalShards evaluates the workloads of every shard of p, GOMAXPROCS
@@ -332,31 +288,8 @@ var testHookShards *struct {
 // load reports why).
 func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 	results := make([]*shardResult, len(p.shards))
-	shared, cacheable := l.sharedKey(p)
-	cacheable = cacheable && !l.opts.evaluateOnly // its results are not a load's
-	if testHookShards != nil {
-		testHookShards.planned(p)
-	}
 	par.Do(len(p.shards), func(i int) {
-		// Done with the shard's trees (see shardPlan.inst): index i is
-		// this goroutine's alone.
-		defer func() {
-			p.shards[i], p.inst[i] = nil, nil
-			if testHookShards != nil {
-				testHookShards.released(i)
-			}
-		}()
-		if !cacheable {
-			results[i] = l.evalShard(pkgInst, p, i)
-			return
-		}
-		k := l.shardKey(shared, p.shards[i])
-		r, ok := l.cachedShard(k)
-		if !ok {
-			r = l.evalShard(pkgInst, p, i)
-			l.storeShard(k, r)
-		}
-		results[i] = r
+		results[i] = l.evalShard(pkgInst, p, i)
 	})
 	for _, r := range results {
 		if r.failed {
@@ -369,14 +302,6 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 		l.seen = map[string]bool{}
 	}
 	for _, r := range results {
-		if r.pruned {
-			l.res.prunedShards++
-		}
-		if r.cached {
-			l.res.cacheHits++
-		} else if cacheable {
-			l.res.cacheMisses++
-		}
 		// The one-package load reports an error of a path outside the
 		// workloads once (see addCUEError's keys): so does the merge.
 		for _, d := range r.res.Diags[r.base:] {
@@ -405,31 +330,19 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
 func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardResult {
 	inst := *pkgInst
 	inst.Files = p.inst[i]
-	written := inst.Files
-	pruned := false
-	if keep := p.profiles.keep(p.shards[i]); keep != nil {
-		repl := pruneProfiles(p.shared, keep)
-		inst.Files = slices.Clone(written)
-		for j, f := range inst.Files {
-			if r, ok := repl[f]; ok {
-				inst.Files[j], pruned = r, true
-			}
-		}
-	}
+	// The shard reports its own progress (shards run side by side):
+	// until a workload is validated, a budget exceeded here is the
+	// shard's, so it names its files.
+	lane := l.opts.Progress.Lane()
+	defer lane.Done()
+	lane.Set(l.rel(p.shards[i][0].Filename), shardWhat(l, p.shards[i]))
 	ctx := cuecontext.New()
 	vals, err := ctx.BuildInstances([]*build.Instance{&inst})
-	if err != nil && pruned {
-		// Whatever made the pruned files fail, the shard as written
-		// decides (in a new instance: a build records its errors in it).
-		inst = *pkgInst
-		inst.Files, pruned = written, false
-		ctx = cuecontext.New()
-		vals, err = ctx.BuildInstances([]*build.Instance{&inst})
-	}
 	if err != nil {
 		return &shardResult{failed: true}
 	}
 	s := *l
+	s.opts.Progress = lane
 	s.ctx, s.files, s.pkg = ctx, inst.Files, vals[0]
 	s.defsBuilt = nil // the main context's: built again here on first use
 	s.seen = map[string]bool{}
@@ -441,12 +354,19 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	r.Diags = slices.Clone(l.res.Diags)
 	r.Workloads = nil
 	s.res = &r
-	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}, pruned: pruned}
+	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}}
 	if !l.opts.evaluateOnly {
 		s.evalWorkloads(s.pkg, out.runNames)
 	}
-	out.usedRecipes = s.recipes != nil || s.recipesErr != nil
 	return out
+}
+
+// shardWhat names a shard's workload files for the budget's error.
+func shardWhat(l *loader, files []*ast.File) string {
+	if len(files) == 1 {
+		return "the workloads of " + l.rel(files[0].Filename)
+	}
+	return fmt.Sprintf("the workloads of %s and %d more files (%s last)", l.rel(files[0].Filename), len(files)-1, l.rel(files[len(files)-1].Filename))
 }
 
 // shardSize is the most workload files a shard holds; 0 never shards.

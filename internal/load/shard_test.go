@@ -93,8 +93,6 @@ func requireSameLoadResult(t *testing.T, root string, o load.Options, size int, 
 		t.Fatalf("want a sharded load, got %d shards", sharded.Shards())
 	case !wantShards && sharded.Shards() != 0:
 		t.Fatalf("want the package loaded as one (its files refer to each other), got %d shards", sharded.Shards())
-	case wantShards && !sharded.FromHeaders():
-		t.Fatalf("the sharded load handed cue/load the whole files, want their headers (loadFromHeaders)")
 	}
 	if got != want {
 		t.Errorf("the sharded load differs from the one-package load:\n%s", lineDiff(want, got))
@@ -130,13 +128,9 @@ func lineDiff(want, got string) string {
 func TestShardedLoadBundled(t *testing.T) {
 	repo := testenv.RepoRoot(t)
 	for _, size := range []int{1, 3} {
-		out, r := requireSameLoadResult(t, repo, load.Options{}, size, true)
+		out, _ := requireSameLoadResult(t, repo, load.Options{}, size, true)
 		if strings.Contains(out, "error") && strings.Contains(out, ": error: ") {
 			t.Errorf("the bundled workloads have errors:\n%s", out)
-		}
-		// Each shard names fewer profiles than the package declares.
-		if r.PrunedShards() != r.Shards() {
-			t.Errorf("shards of %d files: %d of %d evaluated with only their workloads' profiles, want all", size, r.PrunedShards(), r.Shards())
 		}
 	}
 	requireSameLoad(t, filepath.Join(repo, "testdata", "recipe-workloads"), load.Options{RecipesDir: recipesDir(t)}, 1, true)
@@ -230,12 +224,7 @@ workload: f_top: {}
 // two files of the duplicate workload share one).
 func TestShardedLoadBroken(t *testing.T) {
 	root := writePkg(t, brokenFiles)
-	out, r := requireSameLoadResult(t, root, load.Options{}, 1, true)
-	// Every shard but d.cue's (an unknown profile, whose message lists
-	// every profile) leaves profiles out.
-	if r.PrunedShards() != r.Shards()-1 {
-		t.Errorf("%d of %d shards evaluated with only their workloads' profiles, want all but one", r.PrunedShards(), r.Shards())
-	}
+	out, _ := requireSameLoadResult(t, root, load.Options{}, 1, true)
 	for _, want := range []string{
 		"workloads/a.cue:11:31: error: workloads.a_typo.serve.tensor_parallel_sise: tensor_parallel_sise is no option of vllm serve in vLLM main-2026-08-17 (there is no --tensor-parallel-sise); did you mean tensor_parallel_size?",
 		"workloads/b.cue:5:17: error: workloads.dup.gpus_per_node: conflicting values 4 and 8",
@@ -287,15 +276,14 @@ _names: [for k, _ in workloads {k}]
 	}
 }
 
-// TestShardedLoadFromHeaders: files whose headers hold more than a
-// package clause load the same handed to cue/load as headers, and files
-// cue/load must see whole make it load them whole.
-func TestShardedLoadFromHeaders(t *testing.T) {
+// TestShardedLoadFileKinds: files whose headers hold more than a package
+// clause, or that cue/load treats apart (no package clause, a build
+// attribute, a syntax error, an @extern), load the same sharded as whole.
+func TestShardedLoadFileKinds(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		file, src   string
-		fromHeaders bool
-		want        string // in the findings and artifacts, or absent if it starts with !
+		name      string
+		file, src string
+		want      string // in the findings and artifacts, or absent if it starts with !
 	}{
 		{"an import (the file is handed whole)", "workloads/j.cue", `package workloads
 
@@ -307,22 +295,22 @@ workloads: j_import: _llama & {
 	gpus_per_node: 8
 	serve: tensor_parallel_size: 8
 }
-`, true, "workload j_import workloads/j.cue:7:17"},
+`, "workload j_import workloads/j.cue:7:17"},
 		{"no package clause", "workloads/m.cue", `// A comment.
 workloads: m_nopkg: {}
-`, true, "workloads/m.cue:1:1: warning: has no package clause"},
+`, "workloads/m.cue:1:1: warning: has no package clause"},
 		{"a build attribute", "workloads/n.cue", `@if(never)
 
 // Doc.
 package workloads
 
 workloads: n_excluded: {}
-`, true, "!n_excluded"},
+`, "!n_excluded"},
 		{"a syntax error", "workloads/k.cue", `package workloads
 
 workloads: k_broken: {
 	profile: "H200"
-`, false, "workloads/k.cue:4:18: error: expected '}', found 'EOF'"},
+`, "workloads/k.cue:4:18: error: expected '}', found 'EOF'"},
 		{"an @extern file", "workloads/p.cue", `@extern(embed)
 
 package workloads
@@ -333,23 +321,17 @@ workloads: p_embed: _llama & {
 	serve: tensor_parallel_size: 8
 	description:   _ @embed(file="p.txt", type=text)
 }
-`, false, "workload p_embed workloads/p.cue:6:17"},
+`, "workload p_embed workloads/p.cue:6:17"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := maps.Clone(brokenFiles)
 			files[tc.file] = tc.src
 			files["workloads/p.txt"] = "embedded\n"
 			root := writePkg(t, files)
-			one, want := loadOutput(t, root, load.WithShardFiles(load.Options{}, -1))
-			sharded, got := loadOutput(t, root, load.WithShardFiles(load.Options{}, 1))
+			_, want := loadOutput(t, root, load.WithShardFiles(load.Options{}, -1))
+			_, got := loadOutput(t, root, load.WithShardFiles(load.Options{}, 1))
 			if got != want {
 				t.Errorf("the sharded load differs from the one-package load:\n%s", lineDiff(want, got))
-			}
-			if sharded.FromHeaders() != tc.fromHeaders {
-				t.Errorf("loaded from headers: %v, want %v", sharded.FromHeaders(), tc.fromHeaders)
-			}
-			if one.FromHeaders() {
-				t.Errorf("the one-package load was handed headers")
 			}
 			if w, ok := strings.CutPrefix(tc.want, "!"); ok == strings.Contains(want, w) {
 				t.Errorf("findings and artifacts, want %q:\n%s", tc.want, want)

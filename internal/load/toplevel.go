@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/diag/suggest"
 )
@@ -56,7 +57,7 @@ func (l *loader) checkDefinedTwice(defs map[string][]token.Pos) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		prefix := "workloads." + quoteLabel(n)
+		prefix := "workloads." + check.Label(n)
 		failed := false
 		for _, d := range l.res.Diags {
 			if d.Severity == diag.Error && (d.Path == prefix || strings.HasPrefix(d.Path, prefix+".")) {

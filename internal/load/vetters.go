@@ -3,6 +3,7 @@ package load
 import (
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -19,7 +20,7 @@ type Vetter interface {
 
 // vetProfile reports the backends' findings on a profile.
 func (l *loader) vetProfile(pv cue.Value, p schema.Profile) {
-	base := "profiles." + quoteLabel(p.Name)
+	base := "profiles." + check.Label(p.Name)
 	for _, v := range l.opts.Vetters {
 		for _, d := range v.VetProfile(p, l.res.Hardware[p.Hardware]) {
 			l.report(d.Severity, base, pv, d.Path, "%s", d.Message)

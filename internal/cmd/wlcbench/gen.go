@@ -134,12 +134,9 @@ func renameYAML(src []byte, name string) []byte {
 }
 
 // pkgs are the generated trees for one N.
-// editDir is the copy of the wlc package the edited tool changes.
-func (p *pkgs) editDir() string { return p.wlcDir + "-edited" }
-
 type pkgs struct {
 	n        int
-	dir      string // holds the packages and the tools' result caches
+	dir      string // holds the packages
 	wlcDir   string // a CUE module from `wlc init`; the package is wlcDir/workloads
 	baseDir  string // the same from the base build's `wlc init` (with -base)
 	peDir    string // a perf-eval checkout: .buildkite/, lib/, workloads/

@@ -1,11 +1,11 @@
 // Command wlcbench measures wlc against its anchors, side by side: it
 // generates packages of N workloads (the bundled workloads/ replicated
 // under new keys, and their perf-eval originals as YAML), then runs
-// `wlc vet`, plain `cue vet -c` (the CUE version wlc embeds), `wlc export
-// --backend buildkite` and perf-eval's generate_pipeline.py interleaved,
-// several repetitions, and prints wall, CPU (user+sys) and peak RSS of each
-// child (wait4's rusage), min and median, the paired ratios and
-// time(2N)/time(N). The machines are shared and noisy: compare ratios from
+// `wlc vet`, plain `cue vet -c` and `cue export` (the CUE version wlc
+// embeds), `wlc export --backend buildkite` and perf-eval's
+// generate_pipeline.py interleaved, several repetitions, and prints wall,
+// CPU (user+sys) and peak RSS of each child (wait4's rusage), min and
+// median, the paired ratios and time(2N)/time(N). The machines are shared and noisy: compare ratios from
 // one interleaved run, never a single timing.
 //
 //	go run ./internal/cmd/wlcbench                  # N=1000,2000, 3 repetitions
@@ -26,8 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/wlcdev/wlc/internal/hugeheap"
 )
 
 type options struct {
@@ -72,7 +70,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.python, "python", "", "python3 with PyYAML for generate_pipeline.py (default: /usr/bin/python3, else python3 on PATH)")
 	fs.StringVar(&o.shared, "shared", "", "the reference corpus holding corpus/perf-eval (default: $WLC_SHARED; one of them is required)")
 	fs.StringVar(&o.dir, "dir", "", "write the generated packages here and keep them (default: a temporary directory)")
-	only := fs.String("only", "", "run only these tools (comma-separated: vet, cue, export, generator), e.g. vet,export with -base for a cheaper before/after")
+	only := fs.String("only", "", "run only these tools (comma-separated: vet, cue (cue vet -c and cue export), export, generator), e.g. vet,export with -base for a cheaper before/after")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -288,13 +286,6 @@ func run(o options, stdout, progress io.Writer) error {
 		joinInts(o.ns), o.reps)
 	fmt.Fprintf(stdout, "  %s/%s, %d CPUs%s, load average %s at start, %s at end\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), load0, loadavg())
-	// The machine's memory changes wlc's speed more than most code
-	// changes do (internal/hugeheap): say which case this run measured.
-	if err := hugeheap.Check(hugeheap.Size); err != nil {
-		fmt.Fprintf(stdout, "  wlc's heap is not on huge pages here: %s\n", strings.TrimPrefix(err.Error(), hugeheap.ErrSkipped.Error()+": "))
-	} else {
-		fmt.Fprintf(stdout, "  wlc's heap is on huge pages here\n")
-	}
 	if e.cue != "" {
 		fmt.Fprintf(stdout, "  cue %s (%s)\n", e.cueVersion, e.cue)
 	}

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,21 +28,7 @@ type tool struct {
 	check func(p *pkgs, stdout []byte) error
 	// export tools print a pipeline; its size per workload is reported.
 	export bool
-	// cache is how the tool meets wlc's result cache ($WLC_CACHE): cold
-	// (emptied before every run, what a first run or a changed file
-	// costs) or warm (filled by an unmeasured run: nothing changed since
-	// the last run); "" for the anchors.
-	cache string
 }
-
-const (
-	cold = "cold"
-	warm = "warm"
-	// edited is warm, on a copy of the package in which one workload
-	// file is changed (a comment appended) before every run: the
-	// edit-vet loop.
-	edited = "edited"
-)
 
 // sample is one run's cost, from wait4's rusage of the child.
 type sample struct {
@@ -64,13 +50,6 @@ func measure(t tool, p *pkgs, scratch string, verify bool) (sample, error) {
 	}
 	defer out.Close()
 	cmd := t.cmd(p, out)
-	if t.cache != "" {
-		dir := filepath.Join(p.dir, "cache-"+t.cache+"-"+strings.ReplaceAll(t.name, " ", "_"))
-		if err := primeCache(t, p, dir); err != nil {
-			return sample{}, err
-		}
-		cmd.Env = append(cmd.Env, "WLC_CACHE="+dir)
-	}
 	cmd.Env = childEnv(cmd.Env)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -106,52 +85,6 @@ func measure(t tool, p *pkgs, scratch string, verify bool) (sample, error) {
 		}
 	}
 	return s, nil
-}
-
-// primeCache readies t's cache in dir: empty for a cold run; for a warm
-// one, filled by one unmeasured run the first time; for an edited one
-// the same, then one workload file of the package's copy changed.
-func primeCache(t tool, p *pkgs, dir string) error {
-	if t.cache == cold {
-		return os.RemoveAll(dir)
-	}
-	if _, err := os.Stat(dir); err == nil {
-		return editOne(t, p)
-	}
-	if t.cache == edited {
-		if err := os.CopyFS(p.editDir(), os.DirFS(p.wlcDir)); err != nil {
-			return err
-		}
-	}
-	cmd := t.cmd(p, nil)
-	cmd.Env = childEnv(append(cmd.Env, "WLC_CACHE="+dir))
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s (N=%d), filling its cache: %v\n%s", t.name, p.n, err, tail(stderr.String(), 20))
-	}
-	return editOne(t, p)
-}
-
-// editOne appends a comment to the first workload file of the edited
-// tool's package copy: its shard's inputs change, the others' do not.
-func editOne(t tool, p *pkgs) error {
-	if t.cache != edited {
-		return nil
-	}
-	files, err := filepath.Glob(filepath.Join(p.editDir(), "workloads", "*_r0000.cue"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("%s: no workload file *_r0000.cue to edit in %s (%v)", t.name, p.editDir(), err)
-	}
-	f, err := os.OpenFile(files[0], os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(f, "// edited %d\n", time.Now().UnixNano())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // lowerOwnPeak makes this process's peak RSS its (small) current RSS.
@@ -244,17 +177,16 @@ func checkSteps(p *pkgs, out []byte) error {
 }
 
 // tools are the measured commands: wlc (and optionally a base build of
-// it, for before/after) and its anchors, plain cue and perf-eval's generator.
+// it, for before/after) and its anchors: plain cue (vet -c, and export of
+// the same package) and perf-eval's generator.
 func tools(wlc, base, cue, python string) []tool {
 	// Each build runs on the module its own `wlc init` made.
 	mainDir := func(p *pkgs) string { return p.wlcDir }
-	editDir := func(p *pkgs) string { return p.editDir() }
 	baseDir := func(p *pkgs) string { return p.baseDir }
-	vet := func(name, bin string, dir func(*pkgs) string, cache string) tool {
+	vet := func(name, bin string, dir func(*pkgs) string) tool {
 		return tool{
-			name:  name,
-			kind:  "vet",
-			cache: cache,
+			name: name,
+			kind: "vet",
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
 				// No time budget: a loaded machine is slow, not wrong.
 				c := exec.Command(bin, "vet", "--timeout", "0", "workloads")
@@ -269,11 +201,10 @@ func tools(wlc, base, cue, python string) []tool {
 			},
 		}
 	}
-	export := func(name, bin string, dir func(*pkgs) string, cache string) tool {
+	export := func(name, bin string, dir func(*pkgs) string) tool {
 		return tool{
-			name:  name,
-			kind:  "export",
-			cache: cache,
+			name: name,
+			kind: "export",
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
 				c := exec.Command("sh", "-c", `"$0" export --timeout 0 --backend buildkite --all -o "$1" workloads >/dev/null && exec cat "$1"/pipeline.yml`, bin, filepath.Join(p.dir, "out-"+strings.ReplaceAll(name, " ", "_")))
 				c.Dir, c.Stdout = dir(p), out
@@ -289,9 +220,9 @@ func tools(wlc, base, cue, python string) []tool {
 			export: true,
 		}
 	}
-	ts := []tool{vet("wlc vet", wlc, mainDir, cold), vet("wlc vet, cached", wlc, mainDir, warm), vet("wlc vet, 1 file edited", wlc, editDir, edited)}
+	ts := []tool{vet("wlc vet", wlc, mainDir)}
 	if base != "" {
-		ts = append(ts, vet("base wlc vet", base, baseDir, cold))
+		ts = append(ts, vet("base wlc vet", base, baseDir))
 	}
 	ts = append(ts, tool{
 		name: "cue vet -c",
@@ -302,9 +233,22 @@ func tools(wlc, base, cue, python string) []tool {
 			return c
 		},
 		check: func(*pkgs, []byte) error { return nil }, // exit 0 is its verdict
-	}, export("wlc export", wlc, mainDir, cold), export("wlc export, cached", wlc, mainDir, warm))
+	}, tool{
+		// The package as JSON: what CUE alone does towards an export
+		// (evaluate every workload concretely and print it), the anchor
+		// of wlc export's cost beyond its load.
+		name: "cue export",
+		kind: "cue",
+		cmd: func(p *pkgs, out *os.File) *exec.Cmd {
+			c := exec.Command(cue, "export", "./workloads")
+			c.Dir, c.Stdout = p.wlcDir, out
+			return c
+		},
+		check:  checkWorkloadsJSON,
+		export: true,
+	}, export("wlc export", wlc, mainDir))
 	if base != "" {
-		ts = append(ts, export("base wlc export", base, baseDir, cold))
+		ts = append(ts, export("base wlc export", base, baseDir))
 	}
 	return append(ts, tool{
 		name: "generate_pipeline.py",
@@ -317,4 +261,18 @@ func tools(wlc, base, cue, python string) []tool {
 		check:  checkSteps,
 		export: true,
 	})
+}
+
+// checkWorkloadsJSON verifies cue export printed every workload.
+func checkWorkloadsJSON(p *pkgs, out []byte) error {
+	var v struct {
+		Workloads map[string]json.RawMessage `json:"workloads"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return fmt.Errorf("output is not the package as JSON: %v", err)
+	}
+	if len(v.Workloads) != p.n {
+		return fmt.Errorf("exported %d workloads, want %d", len(v.Workloads), p.n)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,7 +24,19 @@ type Limits struct {
 
 // Progress is what the computation says it is evaluating (a file, a
 // workload), for the error. A nil *Progress ignores Set.
-type Progress struct{ at atomic.Pointer[At] }
+//
+// A computation that works on several goroutines (the loader's shards)
+// gives each its own Lane: while lanes are open, the error names the
+// lane that reported progress least recently, the one stuck in a value
+// that grows (the others keep finishing theirs).
+type Progress struct {
+	at    atomic.Pointer[At]
+	since atomic.Int64 // when at was set (Unix ns), for the parent's choice
+
+	parent *Progress
+	mu     sync.Mutex
+	lanes  map[*Progress]bool
+}
 
 // At is a place in the evaluation.
 type At struct {
@@ -34,15 +47,54 @@ type At struct {
 // Set records what is being evaluated now.
 func (p *Progress) Set(file, what string) {
 	if p != nil {
+		p.since.Store(time.Now().UnixNano())
 		p.at.Store(&At{File: file, What: what})
 	}
 }
 
+// Lane opens a progress of its own for one goroutine of the computation;
+// Done closes it. A nil *Progress gives a nil lane.
+func (p *Progress) Lane() *Progress {
+	if p == nil {
+		return nil
+	}
+	l := &Progress{parent: p}
+	p.mu.Lock()
+	if p.lanes == nil {
+		p.lanes = map[*Progress]bool{}
+	}
+	p.lanes[l] = true
+	p.mu.Unlock()
+	return l
+}
+
+// Done closes a lane: its goroutine finished its part.
+func (p *Progress) Done() {
+	if p == nil || p.parent == nil {
+		return
+	}
+	p.parent.mu.Lock()
+	delete(p.parent.lanes, p)
+	p.parent.mu.Unlock()
+}
+
 func (p *Progress) get() At {
-	if p != nil {
-		if a := p.at.Load(); a != nil {
-			return *a
+	if p == nil {
+		return At{}
+	}
+	p.mu.Lock()
+	var stuck *Progress
+	for l := range p.lanes {
+		if l.at.Load() != nil && (stuck == nil || l.since.Load() < stuck.since.Load()) {
+			stuck = l
 		}
+	}
+	p.mu.Unlock()
+	if stuck != nil {
+		return stuck.get()
+	}
+	if a := p.at.Load(); a != nil {
+		return *a
 	}
 	return At{}
 }

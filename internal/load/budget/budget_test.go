@@ -41,3 +41,30 @@ func TestRun(t *testing.T) {
 		t.Fatalf("memory: %v", err)
 	}
 }
+
+// TestLanes: with goroutines reporting on lanes, the error names the lane
+// stuck longest, not the last one to report; once the lanes are done,
+// the computation's own progress.
+func TestLanes(t *testing.T) {
+	var p Progress
+	p.Set("pkg", "the package")
+	stuck, busy := p.Lane(), p.Lane()
+	stuck.Set("a.cue", "workload a")
+	time.Sleep(2 * time.Millisecond)
+	busy.Set("b.cue", "workload b")
+	if got := p.get(); got.File != "a.cue" {
+		t.Errorf("lanes a (stuck) and b (recent): named %+v, want a", got)
+	}
+	time.Sleep(2 * time.Millisecond)
+	stuck.Set("c.cue", "workload c") // a moved on; b is now the stuck one
+	if got := p.get(); got.File != "b.cue" {
+		t.Errorf("after a moved on: named %+v, want b", got)
+	}
+	stuck.Done()
+	busy.Done()
+	if got := p.get(); got.File != "pkg" {
+		t.Errorf("lanes done: named %+v, want the package", got)
+	}
+	var none *Progress
+	none.Lane().Set("x", "y") // a nil progress ignores its lanes
+}

@@ -1,12 +1,9 @@
-package load
+package check
 
 import (
 	"fmt"
 	"strings"
 
-	"cuelang.org/go/cue"
-
-	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/internal/engine/sglang"
 	"github.com/wlcdev/wlc/internal/plan"
@@ -21,13 +18,13 @@ import (
 // (internal/engine/sglang), or ask which serve fields the user wrote (serve always
 // exists, with vLLM's defaults).
 
-// checkEngine reports options meant for the other engine and SGLang argv
-// its parser would refuse.
-func (l *loader) checkEngine(wv cue.Value, base string, w *Workload) {
-	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
+// engine reports options meant for the other engine and SGLang argv its
+// parser would refuse.
+func (fs *findings) engine(w *Workload) {
+	errf := fs.errorf
 	if w.Engine != schema.EngineSGLang {
 		for i, tok := range w.Serve.ExtraArgs {
-			if i < w.ownExtraArgs() {
+			if i < w.Own {
 				continue
 			}
 			if f := sglangOnly(tok); f != nil {
@@ -35,7 +32,7 @@ func (l *loader) checkEngine(wv cue.Value, base string, w *Workload) {
 				if f.Equivalent != "" {
 					fix = "vLLM's option is " + f.Equivalent + " (or set engine: \"sglang\" to serve with SGLang)"
 				}
-				errf(fmt.Sprintf("serve.extra_args[%d]", i-w.ownExtraArgs()), "%s is an SGLang option (%s), not a `vllm serve` one; %s", tok, f.Field, fix)
+				errf(fmt.Sprintf("serve.extra_args[%d]", i-w.Own), "%s is an SGLang option (%s), not a `vllm serve` one; %s", tok, f.Field, fix)
 			}
 		}
 		return
@@ -43,28 +40,22 @@ func (l *loader) checkEngine(wv cue.Value, base string, w *Workload) {
 
 	// serve holds vLLM's options: any field the user wrote is for the
 	// other engine.
-	if it, err := wv.LookupPath(pathOf("serve")).Fields(); err == nil {
-		for it.Next() {
-			name := it.Selector().String()
-			if !l.userPos(it.Value()).IsValid() {
-				continue
-			}
-			field := "serve." + name
-			if name == "extra_args" {
-				errf(field, "serve.extra_args are `vllm serve` arguments, but engine is \"sglang\"; put SGLang's options in sglang.extra_args")
-				continue
-			}
-			if alts := sglangFor(field); len(alts) > 0 {
-				errf(field, "%s is a `vllm serve` option, but engine is \"sglang\"; set %s instead", field, strings.Join(alts, " / "))
-			} else {
-				errf(field, "%s is a `vllm serve` option, but engine is \"sglang\", which has no typed equivalent; remove it or pass SGLang's own option in sglang.extra_args", field)
-			}
+	for _, name := range w.ServeWritten {
+		field := "serve." + name
+		if name == "extra_args" {
+			errf(field, "serve.extra_args are `vllm serve` arguments, but engine is \"sglang\"; put SGLang's options in sglang.extra_args")
+			continue
+		}
+		if alts := sglangFor(field); len(alts) > 0 {
+			errf(field, "%s is a `vllm serve` option, but engine is \"sglang\"; set %s instead", field, strings.Join(alts, " / "))
+		} else {
+			errf(field, "%s is a `vllm serve` option, but engine is \"sglang\", which has no typed equivalent; remove it or pass SGLang's own option in sglang.extra_args", field)
 		}
 	}
 	if w.SGLang == nil {
 		return
 	}
-	l.checkSGLangTyped(wv, base, w.SGLang)
+	fs.sglangTyped(w.SGLang)
 
 	args, errs := sglang.LaunchServer.Parse(w.SGLang.ExtraArgs)
 	for _, e := range errs {
@@ -78,7 +69,7 @@ func (l *loader) checkEngine(wv cue.Value, base string, w *Workload) {
 				}
 				errf(field, "%s is a `vllm serve` option (%s), not one of %s; %s", tok, m.Flag.Field, sglang.LaunchServer.Prog, fix)
 			} else {
-				l.report(diag.Warning, base, wv, field, "%s has no option %s among the ones wlc knows; check the image's `python3 -m sglang.launch_server --help`", sglang.LaunchServer.Prog, tok)
+				fs.warnf(field, "%s has no option %s among the ones wlc knows; check the image's `python3 -m sglang.launch_server --help`", sglang.LaunchServer.Prog, tok)
 			}
 			continue
 		}
@@ -98,10 +89,10 @@ func (l *loader) checkEngine(wv cue.Value, base string, w *Workload) {
 	}
 }
 
-// checkSGLangTyped runs the typed options through launch_server's parser
+// sglangTyped runs the typed options through launch_server's parser
 // model, so a value it would refuse (a backend name outside its choices)
 // is an error at the field.
-func (l *loader) checkSGLangTyped(wv cue.Value, base string, s *schema.SGLangServe) {
+func (fs *findings) sglangTyped(s *schema.SGLangServe) {
 	argv := cmdline.SGLangServe.Render(cmdline.Fields("sglang.", s))
 	_, errs := sglang.LaunchServer.Parse(argv)
 	for _, e := range errs {
@@ -109,7 +100,7 @@ func (l *loader) checkSGLangTyped(wv cue.Value, base string, s *schema.SGLangSer
 		if f := cmdline.SGLangServe.Lookup(argv[e.Index]); f != nil && f.Field != "" {
 			field = f.Field
 		}
-		l.report(diag.Error, base, wv, field, "%s would refuse this: %s", sglang.LaunchServer.Prog, e.Msg)
+		fs.errorf(field, "%s would refuse this: %s", sglang.LaunchServer.Prog, e.Msg)
 	}
 }
 
@@ -147,32 +138,32 @@ func sglangFor(vllmField string) []string {
 	return out
 }
 
-// checkSGLangBenchArgs checks each config's extra bench_serving args: an
+// sglangBenchArgs checks each config's extra bench_serving args: an
 // option wlc sets (or an abbreviation of one), or one bench_serving would
 // refuse, is an error at its key.
-func (l *loader) checkSGLangBenchArgs(wv cue.Value, base string, w *Workload) {
+func (fs *findings) sglangBenchArgs(w *Workload) {
 	if w.SGLangBench == nil {
 		return
 	}
 	for ci, c := range w.SGLangBench.Configs {
 		for k, v := range c.Args {
-			field := fmt.Sprintf("sglang_bench.configs[%d].args.%s", ci, quoteLabel(k))
+			field := fmt.Sprintf("sglang_bench.configs[%d].args.%s", ci, Label(k))
 			name := "--" + strings.ReplaceAll(strings.TrimLeft(k, "-"), "_", "-")
 			o, cands := sglang.BenchServing.Lookup(name)
 			switch {
 			case o == nil && len(cands) > 0:
-				l.report(diag.Error, base, wv, field, "%s is ambiguous for %s: it could be %s; spell the option out", k, sglang.BenchServing.Prog, strings.Join(cands, ", "))
+				fs.errorf(field, "%s is ambiguous for %s: it could be %s; spell the option out", k, sglang.BenchServing.Prog, strings.Join(cands, ", "))
 				continue
 			case o == nil:
-				l.report(diag.Error, base, wv, field, "%s has no option %s; see `%s --help`", sglang.BenchServing.Prog, name, sglang.BenchServing.Prog)
+				fs.errorf(field, "%s has no option %s; see `%s --help`", sglang.BenchServing.Prog, name, sglang.BenchServing.Prog)
 				continue
 			}
 			if f := cmdline.SGLangBench.Lookup(o.Name()); f != nil {
-				l.report(diag.Error, base, wv, field, "bench arg %s (%s) is set by %s; remove it from args", k, o.Name(), f.SetBy())
+				fs.errorf(field, "bench arg %s (%s) is set by %s; remove it from args", k, o.Name(), f.SetBy())
 				continue
 			}
 			if _, errs := sglang.BenchServing.Parse(plan.BenchArgs(map[string]any{k: v})); len(errs) > 0 {
-				l.report(diag.Error, base, wv, field, "%s would refuse this: %s", sglang.BenchServing.Prog, errs[0].Msg)
+				fs.errorf(field, "%s would refuse this: %s", sglang.BenchServing.Prog, errs[0].Msg)
 			}
 		}
 	}

@@ -1,13 +1,10 @@
-package load
+package check
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
-	"cuelang.org/go/cue"
-
-	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/schema"
 )
@@ -25,15 +22,15 @@ var disaggFlags = map[string]string{
 	"--data-parallel-hybrid-lb":  "wlc (every node of a multi-node instance serves HTTP)",
 }
 
-// checkDisagg applies the Go rules of a disaggregated workload: argv
-// tokens that repeat what wlc sets, and connector settings that must agree
+// disagg applies the Go rules of a disaggregated workload: argv tokens
+// that repeat what wlc sets, and connector settings that must agree
 // between the roles (CUE cannot compare two structs).
-func (l *loader) checkDisagg(wv cue.Value, base string, w *Workload) {
+func (fs *findings) disagg(w *Workload) {
 	d := w.Disagg
 	if d == nil {
 		return
 	}
-	errf := func(field, format string, args ...any) { l.report(diag.Error, base, wv, field, format, args...) }
+	errf := fs.errorf
 	owned := func(field string, args []string, skip int) {
 		for i, tok := range args {
 			if i < skip {
@@ -41,14 +38,14 @@ func (l *loader) checkDisagg(wv cue.Value, base string, w *Workload) {
 			}
 			m, ok := cmdline.VLLMServe.Resolve(tok)
 			if !ok || field == "serve.extra_args" && m.Flag != nil {
-				continue // the workload's extra_args: checkFields refuses wlc's flags
+				continue // the workload's extra_args: FieldRules refuses wlc's flags
 			}
 			if owner, taken := disaggFlags[m.Option]; taken {
 				errf(fmt.Sprintf("%s[%d]", field, i-skip), "%s is set by %s on every disaggregated instance; remove it from extra_args", tok, owner)
 			}
 		}
 	}
-	owned("serve.extra_args", w.Serve.ExtraArgs, w.ownExtraArgs())
+	owned("serve.extra_args", w.Serve.ExtraArgs, w.Own)
 	for _, r := range []struct {
 		name string
 		role schema.DisaggRole

@@ -1,32 +1,29 @@
-package load
+package check
 
 import (
 	"fmt"
 	"strings"
 
-	"cuelang.org/go/cue"
-
-	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
 	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
 )
 
-// checkFlags checks the rendered `vllm serve` and `vllm bench serve` argv
+// flags checks the rendered `vllm serve` and `vllm bench serve` argv
 // against the vLLM flag catalog of the image the workload runs, blaming
 // the typed field or the extra_args entry each token came from.
-func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
-	if l.opts.VLLMFlags == nil || w.Engine == schema.EngineSGLang {
-		return // the catalogs are vLLM's; SGLang's argv is checked by checkEngine
+func (fs *findings) flags(w *Workload, env *Env) {
+	if env.VLLMFlags == nil || w.Engine == schema.EngineSGLang {
+		return // the catalogs are vLLM's; SGLang's argv is checked by engine
 	}
 	image := w.Image
-	if prof, ok := l.res.Profiles[w.Profile]; ok {
-		if hw, ok := l.res.Hardware[prof.Hardware]; ok {
-			image = plan.ResolveImage(w.Workload, prof, plan.PlatformOf(hw.Vendor), l.opts.Overrides).Ref
+	if prof, ok := env.Profiles[w.Profile]; ok {
+		if hw, ok := env.Hardware[prof.Hardware]; ok {
+			image = plan.ResolveImage(w.Workload, prof, plan.PlatformOf(hw.Vendor), env.Overrides).Ref
 		}
 	}
-	cat := l.opts.VLLMFlags.For(image)
+	cat := env.VLLMFlags.For(image)
 	msg := func(f vllmflags.Finding) string {
 		if cat.StandIn == "" {
 			return f.Message
@@ -55,10 +52,10 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 					}
 				}
 			}
-			l.report(diag.Error, base, wv, prefix+field, "%s", msg(f))
+			fs.errorf(prefix+field, "%s", msg(f))
 		}
 	}
-	check("", plan.ServeArgs(w.Workload).Args[1:], len(w.Serve.ExtraArgs), w.ownExtraArgs())
+	check("", plan.ServeArgs(w.Workload).Args[1:], len(w.Serve.ExtraArgs), w.Own)
 	if d := w.Disagg; d != nil {
 		// Each role's own options, and the KV transfer config wlc renders
 		// from its kv_transfer (its keys are KVTransferConfig's).
@@ -89,10 +86,10 @@ func (l *loader) checkFlags(wv cue.Value, base string, w *Workload) {
 			name, _, _ := strings.Cut(run.Args[f.Index], "=")
 			for k := range w.VLLMBench.Configs[ci].Args {
 				if "--"+plan.BenchArgName(k) == name {
-					field += "." + quoteLabel(k)
+					field += "." + Label(k)
 				}
 			}
-			l.report(diag.Error, base, wv, field, "%s", msg(f))
+			fs.errorf(field, "%s", msg(f))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package load
+package check
 
 import (
 	"fmt"
@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"cuelang.org/go/cue"
 
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
@@ -251,63 +249,32 @@ func isModelArgs(pattern string) bool {
 	return strings.HasSuffix(pattern, "model_args.*")
 }
 
-// ValueFinding is one value the rules refuse: its path in the workload
-// (or profile) and why.
-type ValueFinding struct {
-	Path    string // CUE path, e.g. env.GITHUB_TOKEN, serve.extra_args[2]; "" for the name
-	Message string
-}
-
-// CheckWorkloadValues applies every value rule to a decoded workload:
-// vet's Go check of the values (without positions), for callers that
-// build workloads in Go (the lowering fuzz target).
-func CheckWorkloadValues(w *schema.Workload) []ValueFinding {
+// WorkloadValues applies every value rule to a decoded workload (without
+// positions), for callers that build workloads in Go (the lowering fuzz
+// target).
+func WorkloadValues(w *schema.Workload) []Diagnostic {
 	out := valueFindings(w, w.Secrets)
 	return append(out, argvFindings(w, 0)...)
 }
 
-// CheckProfileValues is CheckWorkloadValues for a profile.
-func CheckProfileValues(p *schema.Profile) []ValueFinding { return valueFindings(p, p.Secrets) }
+// ProfileValues is WorkloadValues for a profile.
+func ProfileValues(p *schema.Profile) []Diagnostic { return valueFindings(p, p.Secrets) }
 
-// checkValues reports valueFindings of a workload (or profile: base
-// "profiles.<name>") at the user's fields; v is its CUE value.
-func (l *loader) checkValues(v cue.Value, base string, val any, secrets []string) {
-	for _, f := range valueFindings(val, secrets) {
-		l.reportValue(v, base, f)
-	}
-}
-
-func (l *loader) checkArgvValues(v cue.Value, base string, w *Workload) {
-	for _, f := range argvFindings(&w.Workload, w.ownExtraArgs()) {
-		l.reportValue(v, base, f)
-	}
-}
-
-func (l *loader) reportValue(v cue.Value, base string, f ValueFinding) {
-	if pos := l.pos(v, f.Path); pos.IsValid() {
-		// The schema's own rule already blamed this value (of this
-		// workload: another one's error at a helper both use is not
-		// this one's, and a sharded load would not see it).
-		file := l.rel(pos.Filename())
-		for _, d := range l.res.Diags {
-			if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() && (d.Path == base || strings.HasPrefix(d.Path, base+".")) {
-				return
-			}
-		}
-	}
-	l.report(diag.Error, base, v, f.Path, "%s", f.Message)
+// valueFinding is a value rule's finding.
+func valueFinding(path, msg string) Diagnostic {
+	return Diagnostic{Path: path, Severity: diag.Error, Message: msg, Value: true}
 }
 
 // valueFindings walks every string of val. Names in secrets are reported
 // by the secrets rule, not again here.
-func valueFindings(val any, secrets []string) []ValueFinding {
-	var out []ValueFinding
+func valueFindings(val any, secrets []string) []Diagnostic {
+	var out []Diagnostic
 	errf := func(s valueSite, format string, args ...any) {
 		field := s.path()
 		if s.pattern == "name" {
 			field = "" // the workload's label
 		}
-		out = append(out, ValueFinding{Path: field, Message: fmt.Sprintf(format, args...)})
+		out = append(out, valueFinding(field, fmt.Sprintf(format, args...)))
 	}
 	walkStrings(reflect.ValueOf(val), func(s valueSite) {
 		if s.s == "" && s.pattern != "name" {
@@ -327,7 +294,7 @@ func valueFindings(val any, secrets []string) []ValueFinding {
 				errf(s, "%v", err)
 			} else if plan.RunnerOwned(s.s) {
 				errf(s, "%s is a variable of the job script wlc generates (WLC_*); setting it in env would replace the runner's own; remove it", s.s)
-			} else if plan.CredentialName(s.s) && !containsStr(secrets, s.s) {
+			} else if plan.CredentialName(s.s) && !slices.Contains(secrets, s.s) {
 				errf(s, "%s names a credential; its value must not be written into generated files: remove it from env and add %q to secrets (passed by name from the job's environment)", s.s, s.s)
 			}
 			return
@@ -384,8 +351,8 @@ func valueFindings(val any, secrets []string) []ValueFinding {
 // argvFindings refuses argv tokens that carry a credential or rename the
 // served model (the readiness check and every client ask for model). The
 // first skip serve.extra_args are a recipe's, checked where derived.
-func argvFindings(w *schema.Workload, skip int) []ValueFinding {
-	var out []ValueFinding
+func argvFindings(w *schema.Workload, skip int) []Diagnostic {
+	var out []Diagnostic
 	check := func(field string, args []string, resolve bool) {
 		for i, tok := range args {
 			opt, _, _ := strings.Cut(tok, "=")
@@ -396,10 +363,10 @@ func argvFindings(w *schema.Workload, skip int) []ValueFinding {
 			}
 			at := fmt.Sprintf("%s[%d]", field, i)
 			if secret, ok := plan.CredentialOptions[opt]; ok {
-				out = append(out, ValueFinding{at, fmt.Sprintf("%s passes a credential on the command line, which is written into generated files; remove it and add %s to secrets (the server reads it from the environment)", tok, secret)})
+				out = append(out, valueFinding(at, fmt.Sprintf("%s passes a credential on the command line, which is written into generated files; remove it and add %s to secrets (the server reads it from the environment)", tok, secret)))
 			}
 			if opt == "--served-model-name" {
-				out = append(out, ValueFinding{at, fmt.Sprintf("%s renames the model the server answers to, but the readiness check and every client (bench, lm_eval, bfcl) ask for model %q; remove it", tok, w.Model)})
+				out = append(out, valueFinding(at, fmt.Sprintf("%s renames the model the server answers to, but the readiness check and every client (bench, lm_eval, bfcl) ask for model %q; remove it", tok, w.Model)))
 			}
 		}
 	}

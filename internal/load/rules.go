@@ -1,0 +1,175 @@
+package load
+
+import (
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/check"
+	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/schema"
+)
+
+// The loader's side of the Go rules (internal/check): it hands them the
+// decoded values and places each finding at the user's field.
+
+func (l *loader) pos(v cue.Value, path string) token.Pos {
+	if path == "" {
+		// The workload itself: its label in the user's file, not the
+		// pattern in wlc.cue that types every workload.
+		if pos := l.labelPos(v.Path().Selectors()); pos.IsValid() {
+			return pos
+		}
+	}
+	p := pathOf(path)
+	if p.Err() != nil {
+		return token.NoPos
+	}
+	for {
+		if pos := l.userPos(v.LookupPath(p)); pos.IsValid() {
+			return pos
+		}
+		sels := p.Selectors()
+		if len(sels) <= 1 {
+			return l.userPos(v.LookupPath(pathOf("profile")))
+		}
+		p = cue.MakePath(sels[:len(sels)-1]...)
+	}
+}
+
+// position is where a finding is reported, as printed (File relative to
+// the working directory): a shard keeps these, not CUE positions.
+type position struct {
+	File         string
+	Line, Column int
+}
+
+// at is where pos is reported (the zero position when pos is invalid).
+func (l *loader) at(pos token.Pos) position {
+	if !pos.IsValid() {
+		return position{}
+	}
+	return position{l.rel(pos.Filename()), pos.Line(), pos.Column()}
+}
+
+func (l *loader) report(sev diag.Severity, base string, v cue.Value, field, format string, args ...any) {
+	at := l.at(l.pos(v, field))
+	d := diag.Diagnostic{Severity: sev, Path: base, Message: fmt.Sprintf(format, args...), File: at.File, Line: at.Line, Column: at.Column}
+	if field != "" {
+		d.Path = base + "." + field
+	}
+	l.res.Diags.Add(d)
+}
+
+// place reports the findings of a rule on v (the workload or profile at
+// base), in order, each at the user's field.
+func (l *loader) place(base string, v cue.Value, ds []check.Diagnostic) {
+	for _, d := range ds {
+		if d.Value && l.blamed(base, v, d.Path) {
+			continue
+		}
+		l.report(d.Severity, base, v, d.Path, "%s", d.Message)
+	}
+}
+
+// blamed reports whether an error of the value at base already sits at
+// field's position: the schema's own rule blamed it (of this workload:
+// another one's error at a helper both use is not this one's, and a
+// sharded load would not see it).
+func (l *loader) blamed(base string, v cue.Value, field string) bool {
+	pos := l.pos(v, field)
+	if !pos.IsValid() {
+		return false
+	}
+	file := l.rel(pos.Filename())
+	for _, d := range l.res.Diags {
+		if d.Severity == diag.Error && d.File == file && d.Line == pos.Line() && d.Column == pos.Column() && (d.Path == base || strings.HasPrefix(d.Path, base+".")) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loader) env() *check.Env {
+	return &check.Env{Profiles: l.res.Profiles, Hardware: l.res.Hardware, VLLMFlags: l.opts.VLLMFlags, Overrides: l.opts.Overrides}
+}
+
+// ruleInput is w as the rules read it, with what only its value says:
+// for a workload that did not decode, its vllm_bench configs' args keys;
+// on an SGLang server, the serve fields the user wrote.
+func (l *loader) ruleInput(wv cue.Value, w *Workload, decoded bool) *check.Workload {
+	in := &check.Workload{Workload: w.Workload, Own: w.ownExtraArgs(), Decoded: decoded}
+	if !decoded {
+		for ci := 0; ; ci++ {
+			cv := wv.LookupPath(cue.MakePath(cue.Str("vllm_bench"), cue.Str("configs"), cue.Index(ci)))
+			if !cv.Exists() {
+				break
+			}
+			var keys []string
+			it, err := cv.LookupPath(pathOf("args")).Fields()
+			for err == nil && it.Next() {
+				keys = append(keys, it.Selector().Unquoted())
+			}
+			in.ArgKeys = append(in.ArgKeys, keys)
+		}
+	}
+	if w.Engine == schema.EngineSGLang {
+		if it, err := wv.LookupPath(pathOf("serve")).Fields(); err == nil {
+			for it.Next() {
+				if l.userPos(it.Value()).IsValid() {
+					in.ServeWritten = append(in.ServeWritten, it.Selector().String())
+				}
+			}
+		}
+	}
+	return in
+}
+
+func (l *loader) checkProfile(pv cue.Value, p schema.Profile) {
+	l.place("profiles."+check.Label(p.Name), pv, check.ProfileRules(&p))
+	l.vetProfile(pv, p)
+}
+
+// checkFields applies the rules that read single fields to a workload
+// that failed validation, decoded as far as it goes (see
+// check.FieldRules).
+func (l *loader) checkFields(wv cue.Value, w *Workload) {
+	base := "workloads." + check.Label(w.Name)
+	l.engineOptions(wv, base, w, false) // first: it renders serve's option fields
+	l.place(base, wv, check.FieldRules(l.ruleInput(wv, w, false), l.env()))
+}
+
+// checkWorkload applies the Go rules and the backends' to a decoded
+// workload; it reports whether w is valid.
+func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
+	before := l.res.Diags.Count(diag.Error)
+	base := "workloads." + check.Label(w.Name)
+	l.engineOptions(wv, base, w, true) // first: it renders serve's option fields
+	l.place(base, wv, check.WorkloadRules(l.ruleInput(wv, w, true), l.env()))
+	if prof, known := l.res.Profiles[w.Profile]; known {
+		l.vetWorkload(wv, base, w, prof)
+	}
+	return l.res.Diags.Count(diag.Error) == before
+}
+
+// checkRunNames applies check.RunNames to the loaded workloads and
+// returns the names of those refused. at holds where each workload's
+// clash is reported (check.RunNameField).
+func (l *loader) checkRunNames(ws []Workload, at map[string]position) map[string]bool {
+	named := make([]check.Named, len(ws))
+	for i, w := range ws {
+		named[i] = check.Named{Name: w.Name, RunName: w.RunName(), Field: check.RunNameField(&w.Workload), File: w.File, Line: w.Line}
+	}
+	refused := map[string]bool{}
+	for name, d := range check.RunNames(named) {
+		path := "workloads." + check.Label(name)
+		if d.Path != "" {
+			path += "." + d.Path
+		}
+		l.addAt(at[name], path, d.Message)
+		refused[name] = true
+	}
+	return refused
+}
