@@ -117,7 +117,6 @@ func TestReadmeVetExample(t *testing.T) {
 	}
 	testenv.WriteFiles(t, dir, map[string]string{file: example})
 	t.Chdir(dir)
-	t.Setenv("WLC_CACHE", "off")
 
 	var stdout, stderr bytes.Buffer
 	code := Main([]string{"vet", "workloads/"}, strings.NewReader(""), &stdout, &stderr)
