@@ -12,6 +12,7 @@ package importer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"gopkg.in/yaml.v3"
 
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 )
 
@@ -161,10 +163,20 @@ var unsupportedVLLM = map[string]string{
 }
 
 func (c *conv) run(data []byte) {
+	if err := bounded.YAMLFile.Check(data); err != nil {
+		c.errorf(nil, "", "%v", err)
+		return
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, col, msg := yamlErrorAt(err, data)
 		c.diags.Errorf(c.file, line, col, "", "not YAML: %s", msg)
+		return
+	}
+	// Every walk below follows aliases: bound them first.
+	var ae *bounded.AliasError
+	if err := bounded.CheckAliases(&doc); errors.As(err, &ae) {
+		c.errorf(ae.At, "", "%v", err)
 		return
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
