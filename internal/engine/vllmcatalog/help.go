@@ -74,6 +74,12 @@ func ParseHelp(text string) ([]*Flag, error) {
 // an option string. Help text continuation lines are indented further.
 var optionLine = regexp.MustCompile(`^ {1,4}(-{1,2}[A-Za-z0-9][^ ]*)`)
 
+// optionString is what an option string of vLLM's is, as schema
+// #ExtraOption.option says: other text on an option line (a tab, a comma,
+// a control character) is not an option, and the compact catalog form
+// could not hold it.
+var optionString = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
 // invocation returns the action part of a help line: argparse separates it
 // from the help text by at least two spaces.
 func invocation(line string) (string, bool) {
@@ -97,7 +103,7 @@ func parseInvocation(inv string) *Flag {
 		if opt == "-h" || opt == "--help" {
 			return nil
 		}
-		if !strings.HasPrefix(opt, "-") {
+		if !optionString.MatchString(opt) {
 			continue
 		}
 		f.Options = append(f.Options, opt)
