@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParseHelp reads the options of one vLLM command from its argparse help
@@ -13,6 +14,16 @@ import (
 // nargs; it does not list a JSON config's keys, so a catalog read from help
 // accepts any key.
 func ParseHelp(text string) ([]*Flag, error) {
+	// argparse prints UTF-8; other bytes are no option or choice anyone
+	// can type in a workload (CUE strings are UTF-8), and a catalog
+	// could not write them back.
+	if !utf8.ValidString(text) {
+		bad := 0
+		for r, n := utf8.DecodeRuneInString(text); r != utf8.RuneError || n != 1; r, n = utf8.DecodeRuneInString(text[bad:]) {
+			bad += n
+		}
+		return nil, fmt.Errorf("not UTF-8 text: line %d holds a byte that is not; save the help output as the image prints it", strings.Count(text[:bad], "\n")+1)
+	}
 	var flags []*Flag
 	seen := map[string]bool{}
 	byOption := map[string]*Flag{}
