@@ -3,6 +3,7 @@ package vllmcatalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -54,10 +55,14 @@ func ParseHelp(text string) ([]*Flag, error) {
 		if f == nil || seen[f.Options[0]] {
 			continue
 		}
-		cur = f
-		for _, o := range f.Options {
+		// argparse refuses an option string twice, so only a mangled help
+		// file repeats one: the first action keeps it.
+		f.Options = slices.DeleteFunc(f.Options, func(o string) bool {
+			dup := seen[o]
 			seen[o] = true
-		}
+			return dup
+		})
+		cur = f
 		flags = append(flags, f)
 		for _, o := range f.Options {
 			byOption[o] = f
