@@ -6,6 +6,7 @@
 package bounded
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -46,7 +47,7 @@ var (
 func ReadFile(name string, limit Limit) ([]byte, error) {
 	// Stat before Open: opening a FIFO blocks until it has a writer.
 	if fi, err := os.Stat(name); err != nil {
-		return nil, err
+		return nil, statError(name, err)
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("it is %s, not a regular file", kind(fi.Mode()))
 	}
@@ -74,6 +75,19 @@ func ReadFile(name string, limit Limit) ([]byte, error) {
 		return nil, limit.tooLarge(int64(len(data)))
 	}
 	return data, nil
+}
+
+// statError says why name cannot be read, without repeating its path
+// (the caller names the file): a symbolic link to nothing says so.
+func statError(name string, err error) error {
+	if target, lerr := os.Readlink(name); lerr == nil && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("it is a symbolic link to %s, which does not exist", target)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // Check returns the error ReadFile gives for data over the bound.

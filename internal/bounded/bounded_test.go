@@ -26,6 +26,10 @@ func TestReadFile(t *testing.T) {
 		t.Skipf("no FIFOs here: %v", err)
 	}
 	// No writer ever opens the FIFO: opening it to read would block.
+	dangling := filepath.Join(dir, "dangling")
+	if err := os.Symlink("nowhere", dangling); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(write("target", 10), link); err != nil {
 		t.Fatal(err)
@@ -43,6 +47,7 @@ func TestReadFile(t *testing.T) {
 		{"/dev/zero", 0, "it is a device, not a regular file"},
 		{link, 10, ""},
 		{filepath.Join(dir, "absent"), 0, "no such file or directory"},
+		{dangling, 0, "it is a symbolic link to nowhere, which does not exist"},
 	}
 	for _, tc := range cases {
 		done := make(chan struct{})
