@@ -544,7 +544,8 @@ func yamlErrorAt(err error, data []byte) (line, col int, msg string) {
 	if !ok || convErr != nil || n < 1 {
 		return 0, 0, msg
 	}
-	lines := strings.Split(string(data), "\n")
+	// Lines as YAML breaks them (a lone \r too).
+	lines := strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data)), "\n")
 	col = 1
 	if n <= len(lines) {
 		col += len(lines[n-1]) - len(strings.TrimLeft(lines[n-1], " \t"))
