@@ -278,6 +278,9 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.res.ModuleRoot = root
+	if !l.readable([]string{filepath.Join(root, "cue.mod", "module.cue")}) {
+		return
+	}
 	schemaArg := l.useModule(root)
 
 	overlay, err := l.schemaOverlay()
@@ -448,8 +451,8 @@ func (l *loader) loadFromHeaders(root string, args, files []string, sources map[
 	return insts, true
 }
 
-// readable reports each of the package's .cue files cue/load could not
-// read as a file, at the file: a symbolic link to nothing (cue/load says
+// readable reports each of the package's .cue files (and its module's
+// cue.mod/module.cue) cue/load could not read as a file, at the file: a symbolic link to nothing (cue/load says
 // nothing but an empty error), a FIFO (cue/load would block on it), a
 // device, a file over bounded.WorkloadFile (read whole). A directory
 // named *.cue is not a file of the package, as for cue/load.
