@@ -83,6 +83,8 @@ func PerfEvalAs(file, key string, data []byte) Result {
 }
 
 type conv struct {
+	// lines is how many lines the input has, as YAML breaks them.
+	lines   int
 	file    string
 	key     string
 	profile string
@@ -91,13 +93,25 @@ type conv struct {
 }
 
 func (c *conv) errorf(n *yaml.Node, path, format string, args ...any) {
-	line, col := pos(n)
+	line, col := c.pos(n)
 	c.diags.Errorf(c.file, line, col, path, format, args...)
 }
 
 func (c *conv) warnf(n *yaml.Node, path, format string, args ...any) {
-	line, col := pos(n)
+	line, col := c.pos(n)
 	c.diags.Warnf(c.file, line, col, path, format, args...)
+}
+
+// pos is where a finding about n is reported: yaml.v3 places an empty
+// value at the end of the input (an explicit key `?` on the last line,
+// no newline after it) one line past the file's last; that is its last
+// line, where the value is missing.
+func (c *conv) pos(n *yaml.Node) (int, int) {
+	line, col := pos(n)
+	if c.lines > 0 && line > c.lines {
+		return c.lines, 1
+	}
+	return line, col
 }
 
 func pos(n *yaml.Node) (int, int) {
@@ -173,6 +187,7 @@ func (c *conv) run(data []byte) {
 		c.diags.Errorf(c.file, line, col, "", "not YAML: %s", msg)
 		return
 	}
+	c.lines = strings.Count(strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n").Replace(string(data)), "\n") + 1
 	// Every walk below follows aliases: bound them first.
 	var ae *bounded.AliasError
 	if err := bounded.CheckAliases(&doc); errors.As(err, &ae) {
