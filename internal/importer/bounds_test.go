@@ -86,3 +86,14 @@ func TestFileSizeBounded(t *testing.T) {
 		t.Errorf("findings:\n%s\nwant %q", findings(r), want)
 	}
 }
+
+// TestNodesWithoutGPUCount: num_nodes with neither num_gpus nor
+// gpus_per_node is refused at num_nodes (FuzzPerfEval found it panicking
+// on the absent num_gpus field).
+func TestNodesWithoutGPUCount(t *testing.T) {
+	r := PerfEval("w.yaml", []byte("gpu: GB300\nnum_nodes: 2\nvllm: {model: org/m}\nbfcl: {test_categories: [simple_python]}\n"))
+	want := "w.yaml:2:12: error: num_nodes: num_nodes is 2 but num_gpus is not given (perf-eval's default is 1 GPU), which does not divide into 2 nodes; set num_gpus or gpus_per_node"
+	if !r.Refused() || !strings.Contains(findings(r), want) {
+		t.Errorf("findings:\n%s\nwant %q", findings(r), want)
+	}
+}

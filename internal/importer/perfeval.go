@@ -404,6 +404,10 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 		if numF != nil && numGPUs != nodes*gpn {
 			c.warnf(numF.val, "num_gpus", "num_gpus %d is not num_nodes × gpus_per_node = %d × %d; imported nodes × gpus_per_node", numGPUs, nodes, gpn)
 		}
+	case numGPUs%nodes != 0 && numF == nil:
+		// num_gpus absent is perf-eval's 1 (FuzzPerfEval: this read a nil
+		// field and panicked).
+		c.errorf(nodesF.val, "num_nodes", "num_nodes is %d but num_gpus is not given (perf-eval's default is 1 GPU), which does not divide into %d nodes; set num_gpus or gpus_per_node", nodes, nodes)
 	case numGPUs%nodes != 0:
 		c.errorf(numF.val, "num_gpus", "num_gpus %d does not divide into %d nodes; set gpus_per_node", numGPUs, nodes)
 	default:
