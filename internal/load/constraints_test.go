@@ -889,6 +889,7 @@ profiles: H200: {docker: {}}
 	{
 		name: "memory/headroom-range",
 		ok: okBase + `	memory_headroom: 0.5
+	params_b: 8
 `,
 		bad: okBase + `	memory_headroom: 5
 `,

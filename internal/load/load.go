@@ -535,26 +535,43 @@ func (l *loader) packageClash(err error, dir string) bool {
 			}
 		}
 	}
-	want := ""
+	// The package most files declare is the one meant; with no single
+	// one, every file is reported with the others' packages.
+	want, tie := "", false
 	for name, n := range count {
-		if n > count[want] || n == count[want] && name < want {
-			want = name
-		}
-	}
-	var holders []string
-	for _, c := range clauses {
-		if c.name.Name == want {
-			holders = append(holders, filepath.Base(c.file))
+		switch {
+		case n > count[want]:
+			want, tie = name, false
+		case n == count[want]:
+			tie = true
 		}
 	}
 	reported := false
 	for _, c := range clauses {
-		if c.name.Name == want {
+		if c.name.Name == want && !tie {
 			continue
+		}
+		byPkg := map[string][]string{}
+		for _, o := range clauses {
+			if o.name.Name != c.name.Name && (o.name.Name == want || tie) {
+				byPkg[o.name.Name] = append(byPkg[o.name.Name], filepath.Base(o.file))
+			}
+		}
+		var others []string
+		for _, name := range slices.Sorted(maps.Keys(byPkg)) {
+			verb := "declares"
+			if len(byPkg[name]) > 1 {
+				verb = "declare"
+			}
+			others = append(others, fmt.Sprintf("%s %s package %s", strings.Join(byPkg[name], ", "), verb, name))
+		}
+		fix := fmt.Sprintf("write `package %s`", want)
+		if tie {
+			fix = "give them one package clause"
 		}
 		reported = true
 		pos := c.name.Pos()
-		l.res.Diags.Errorf(l.rel(c.file), pos.Line(), pos.Column(), "", "package %s, but %s declare package %s, and a directory holds one package; write `package %s` (or move the file to another directory)", c.name.Name, strings.Join(holders, ", "), want, want)
+		l.res.Diags.Errorf(l.rel(c.file), pos.Line(), pos.Column(), "", "package %s, but %s, and a directory holds one package; %s (or move the file to another directory)", c.name.Name, strings.Join(others, ", "), fix)
 	}
 	return reported
 }

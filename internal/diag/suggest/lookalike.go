@@ -54,8 +54,14 @@ func Lookalikes(msg string) string {
 	}) {
 		w = strings.TrimRight(w, ".?!")
 		sk := Skeleton(w)
-		// A lone letter is no name (and is how the hint names one).
-		if seen[w] || sk == w || !ascii(sk) || len([]rune(w)) < 2 {
+		// A lone letter is no name (and is how the hint names one); a
+		// word with no letter is none either (2–8 with an en dash), and a
+		// dash look-alike matters only in a flag.
+		oddLetter := strings.ContainsFunc(w, func(r rune) bool {
+			return r > unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))
+		})
+		if seen[w] || sk == w || !ascii(sk) || len([]rune(w)) < 2 || !strings.ContainsFunc(sk, unicode.IsLetter) ||
+			!oddLetter && !strings.HasPrefix(sk, "-") {
 			continue
 		}
 		seen[w] = true
