@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // Concurrency decodes #BenchSweep.concurrency: a list of values or a
@@ -46,8 +47,22 @@ func (c Concurrency) Values() []int {
 	var out []int
 	for v := c.Ladder.Start; v >= 1 && v <= c.Ladder.End; v *= f {
 		out = append(out, v)
+		if v > c.Ladder.End/f {
+			break // the next rung is past end, or past int: not a wrapped one
+		}
 	}
 	return out
+}
+
+// mulSat is a × b for counts ≥ 0, math.MaxInt where that overflows. The
+// schema bounds every factor (#MaxPrompts, #MaxConcurrency), so a vetted
+// workload never gets there; a product must still never wrap to a small
+// count.
+func mulSat(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
 }
 
 // Configs are the benchmark configs a vllm_bench block runs: the written
@@ -67,7 +82,7 @@ func (b *VLLMBench) AllConfigs() []BenchConfig {
 				args[k] = v
 			}
 			args["num_warmups"] = c
-			np := max(s.MinPrompts, s.PromptsPerConcurrency*c)
+			np := max(s.MinPrompts, mulSat(s.PromptsPerConcurrency, c))
 			out = append(out, BenchConfig{
 				Name:           fmt.Sprintf("isl%d-osl%d", sh.InputLen, sh.OutputLen),
 				Backend:        s.Backend,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -44,24 +45,63 @@ func (f sizeFlag) Set(s string) error {
 		mult   uint64
 	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}, {"B", 1}, {"", 1}}
 	for _, u := range units {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := strconv.ParseFloat(num, 64)
-			if err != nil || v < 0 {
-				return fmt.Errorf("%q is not a size; write e.g. 2GiB, 512MiB or 0 for no limit", s)
-			}
-			*f.n = uint64(v * float64(u.mult))
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		switch n := v * float64(u.mult); {
+		case err != nil || math.IsNaN(v) || v < 0:
+			return fmt.Errorf("%q is not a size; write e.g. 2GiB, 512MiB or 0 for no limit", s)
+		case n >= maxBudgetBytes:
+			return fmt.Errorf("%q is over the largest budget, 1 EiB; write e.g. 2GiB, or 0 for no limit", s)
+		case v > 0 && n < 1:
+			// 0 is no limit: a tiny budget must not become none.
+			return fmt.Errorf("%q is less than a byte, and 0 means no limit; write e.g. 512MiB", s)
+		default:
+			*f.n = uint64(n)
 			return nil
 		}
 	}
 	return nil
 }
 
+// maxBudgetBytes bounds --max-memory (1 EiB: above it the float product
+// no longer converts to a uint64 exactly, and no machine has it).
+const maxBudgetBytes = 1 << 60
+
+// durationFlag is --timeout: a Go duration, 0 for no limit. Negative
+// durations are refused, as negative sizes are (pflag's own duration flag
+// takes -5s, and the budget then read it as "no limit").
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a duration; write e.g. 90s, 5m or 0 for no limit", s)
+	case d < 0:
+		return fmt.Errorf("%q is negative; write a duration such as 90s, or 0 for no limit", s)
+	}
+	*f.d = d
+	return nil
+}
+
+func (durationFlag) Type() string { return "duration" }
+
 func (sizeFlag) Type() string { return "size" }
 
 func addBudgetFlags(fs *pflag.FlagSet, l *budget.Limits) {
 	l.Memory, l.Time = defaultMaxMemory, defaultTimeout
 	fs.Var(sizeFlag{&l.Memory}, "max-memory", "stop evaluating the package when the heap exceeds this (0: no limit)")
-	fs.DurationVar(&l.Time, "timeout", l.Time, "stop evaluating the package after this long (0: no limit)")
+	fs.Var(durationFlag{&l.Time}, "timeout", "stop evaluating the package after this long (0: no limit)")
 }
 
 // loadBounded runs the loader within the run's budget. Past it, the

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/importer"
 )
@@ -67,7 +68,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			byKey := map[string]string{}
 			imported, warned, refused := 0, 0, 0
 			for _, f := range files {
-				data, err := os.ReadFile(f.abs)
+				data, err := bounded.ReadFile(f.abs, bounded.YAMLFile)
 				if err != nil {
 					all.Errorf(f.rel, 0, 0, "", "cannot read: %v", err)
 					refused++

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
@@ -167,6 +168,16 @@ func runRecipe(e *env, o *recipeOptions, model string) error {
 		Features: o.features, NoFeatures: o.noFeatures,
 	})
 	diags := c.Findings.Diags()
+	if s.Find(model) == nil {
+		// The file may be there but not load: say why before "no recipe".
+		var why diag.List
+		for _, d := range s.Diags {
+			if d.Severity == diag.Error && strings.HasSuffix(d.File, "models/"+model+".yaml") {
+				why = append(why, d)
+			}
+		}
+		diags = append(why, diags...)
+	}
 	diags.WriteText(e.stderr)
 	if diags.HasErrors() {
 		return errReported

@@ -11,9 +11,9 @@
 // killed run; a lock on the parent directory keeps two replacements of
 // directories in the same parent from sweeping each other's staging.
 //
-// A directory is replaced only when it is empty or carries the marker file
-// a previous replacement wrote, so files wlc did not write are never
-// deleted.
+// A directory is replaced only when it is empty or everything in it is
+// listed by the marker file a previous replacement wrote, so files wlc did
+// not write are never deleted.
 package atomicdir
 
 import (
@@ -123,7 +123,11 @@ func resolve(dir string) (string, error) {
 }
 
 // replaceable reports whether target exists, and refuses a target that is
-// not a directory or holds files not written by a replacement.
+// not a directory or holds anything a replacement did not write: an
+// existing directory is replaced only if it is empty, or if its marker
+// lists every file in it (directories holding listed files are the
+// replacement's too). The first entry that is not, in walk order, is
+// named: a user's notes beside a previous export's set are never deleted.
 func replaceable(target, dir string) (bool, error) {
 	fi, err := os.Stat(target)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -142,10 +146,90 @@ func replaceable(target, dir string) (bool, error) {
 	if len(ents) == 0 {
 		return true, nil
 	}
-	if _, err := os.Stat(filepath.Join(target, Marker)); err == nil {
-		return true, nil
+	listed, err := readMarker(filepath.Join(target, Marker))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%s holds files wlc export did not write (%s); its whole content is replaced by each export, so choose a new or empty directory", dir, sample(ents))
 	}
-	return false, fmt.Errorf("%s holds files wlc export did not write (%s); its whole content is replaced by each export, so choose a new or empty directory", dir, sample(ents))
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", filepath.Join(dir, Marker), err)
+	}
+	// Directories that hold a listed file.
+	parents := map[string]bool{}
+	for f := range listed {
+		for d := path.Dir(f); d != "."; d = path.Dir(d) {
+			parents[d] = true
+		}
+	}
+	var foreign string
+	err = filepath.WalkDir(target, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(target, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == "." || rel == Marker:
+			return nil
+		case d.IsDir() && parents[rel]:
+			return nil
+		case d.Type().IsRegular() && listed[rel]:
+			return nil
+		}
+		foreign = rel
+		return fs.SkipAll
+	})
+	if err != nil {
+		return false, err
+	}
+	if foreign != "" {
+		return false, fmt.Errorf("%s was not written by wlc export (%s lists the files of the export it replaces, and not this %s); each export replaces the whole directory, so move it out of %s or choose a new or empty directory", filepath.Join(dir, filepath.FromSlash(foreign)), Marker, entryKind(target, foreign), dir)
+	}
+	return true, nil
+}
+
+// maxMarker bounds the marker read: a list of a thousand workloads' files
+// is some 50 KB.
+const maxMarker = 16 << 20
+
+// readMarker returns the files a marker lists: its lines that are not
+// comments (fill writes the header and a note as # lines).
+func readMarker(name string) (map[string]bool, error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file, so not a marker wlc wrote; remove it, or choose a new or empty directory")
+	}
+	if fi.Size() > maxMarker {
+		return nil, fmt.Errorf("%d bytes, over the %d a marker wlc writes can reach; remove it, or choose a new or empty directory", fi.Size(), maxMarker)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") && path.Clean(l) == l && !path.IsAbs(l) && l != ".." && !strings.HasPrefix(l, "../") {
+			listed[l] = true
+		}
+	}
+	return listed, nil
+}
+
+func entryKind(target, rel string) string {
+	fi, err := os.Lstat(filepath.Join(target, filepath.FromSlash(rel)))
+	switch {
+	case err != nil:
+		return "entry"
+	case fi.IsDir():
+		return "directory"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case fi.Mode().IsRegular():
+		return "file"
+	}
+	return "entry"
 }
 
 func sample(ents []fs.DirEntry) string {

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+
+	"github.com/wlcdev/wlc/internal/diag/suggest"
 )
 
 // Severity ranks a finding; errors fail `wlc vet`, warnings do not unless
@@ -42,9 +45,27 @@ func (d Diagnostic) String() string {
 		loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
 	}
 	if d.Path != "" {
-		return fmt.Sprintf("%s: %s: %s: %s", loc, d.Severity, d.Path, d.Message)
+		return fmt.Sprintf("%s: %s: %s: %s", loc, d.Severity, d.Path, d.Text())
 	}
-	return fmt.Sprintf("%s: %s: %s", loc, d.Severity, d.Message)
+	return fmt.Sprintf("%s: %s: %s", loc, d.Severity, d.Text())
+}
+
+// Text is the message as printed: a finding about a name typed with a
+// look-alike letter (Н200 with a Cyrillic Н), in its path or message,
+// says so, since the name it shows and the one meant print the same.
+func (d Diagnostic) Text() string {
+	if hint := suggest.Lookalikes(d.Path + " " + d.Message); hint != "" && !strings.HasSuffix(d.Message, hint) {
+		return d.Message + " " + hint
+	}
+	return d.Message
+}
+
+// MarshalJSON prints the message as Text does.
+func (d Diagnostic) MarshalJSON() ([]byte, error) {
+	type plain Diagnostic
+	p := plain(d)
+	p.Message = d.Text()
+	return json.Marshal(p)
 }
 
 // List is an ordered set of findings.

@@ -2,6 +2,7 @@ package diag
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,5 +84,27 @@ func TestWriteJSON(t *testing.T) {
 `
 	if diff := cmp.Diff(want, buf.String()); diff != "" {
 		t.Errorf("WriteJSON (-want +got):\n%s", diff)
+	}
+}
+
+// TestLookalikeHint: a finding quoting a name typed with a look-alike
+// letter says so, as text and as JSON, once however often it is printed
+// or read back.
+func TestLookalikeHint(t *testing.T) {
+	d := Diagnostic{Severity: Error, File: "w.cue", Line: 4, Column: 17, Path: "workloads.w.profile", Message: "unknown profile Н200; known profiles: H200, B200"}
+	want := "w.cue:4:17: error: workloads.w.profile: unknown profile Н200; known profiles: H200, B200 (Н200 only looks like H200: its Н is U+041D (Cyrillic), not the ASCII H; retype it)"
+	if got := d.String(); got != want {
+		t.Errorf("String:\n got %s\nwant %s", got, want)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Diagnostic
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.String(); got != want {
+		t.Errorf("read back from JSON:\n got %s\nwant %s", got, want)
 	}
 }

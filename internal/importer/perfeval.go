@@ -12,6 +12,7 @@ package importer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"cuelang.org/go/cue/literal"
 	"gopkg.in/yaml.v3"
 
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 )
 
@@ -81,6 +83,8 @@ func PerfEvalAs(file, key string, data []byte) Result {
 }
 
 type conv struct {
+	// lines is how many lines the input has, as YAML breaks them.
+	lines   int
 	file    string
 	key     string
 	profile string
@@ -89,13 +93,25 @@ type conv struct {
 }
 
 func (c *conv) errorf(n *yaml.Node, path, format string, args ...any) {
-	line, col := pos(n)
+	line, col := c.pos(n)
 	c.diags.Errorf(c.file, line, col, path, format, args...)
 }
 
 func (c *conv) warnf(n *yaml.Node, path, format string, args ...any) {
-	line, col := pos(n)
+	line, col := c.pos(n)
 	c.diags.Warnf(c.file, line, col, path, format, args...)
+}
+
+// pos is where a finding about n is reported: yaml.v3 places an empty
+// value at the end of the input (an explicit key `?` on the last line,
+// no newline after it) one line past the file's last; that is its last
+// line, where the value is missing.
+func (c *conv) pos(n *yaml.Node) (int, int) {
+	line, col := pos(n)
+	if c.lines > 0 && line > c.lines {
+		return c.lines, 1
+	}
+	return line, col
 }
 
 func pos(n *yaml.Node) (int, int) {
@@ -161,10 +177,21 @@ var unsupportedVLLM = map[string]string{
 }
 
 func (c *conv) run(data []byte) {
+	if err := bounded.YAMLFile.Check(data); err != nil {
+		c.errorf(nil, "", "%v", err)
+		return
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, col, msg := yamlErrorAt(err, data)
 		c.diags.Errorf(c.file, line, col, "", "not YAML: %s", msg)
+		return
+	}
+	c.lines = strings.Count(strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n").Replace(string(data)), "\n") + 1
+	// Every walk below follows aliases: bound them first.
+	var ae *bounded.AliasError
+	if err := bounded.CheckAliases(&doc); errors.As(err, &ae) {
+		c.errorf(ae.At, "", "%v", err)
 		return
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -377,6 +404,10 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 		if numF != nil && numGPUs != nodes*gpn {
 			c.warnf(numF.val, "num_gpus", "num_gpus %d is not num_nodes × gpus_per_node = %d × %d; imported nodes × gpus_per_node", numGPUs, nodes, gpn)
 		}
+	case numGPUs%nodes != 0 && numF == nil:
+		// num_gpus absent is perf-eval's 1 (FuzzPerfEval: this read a nil
+		// field and panicked).
+		c.errorf(nodesF.val, "num_nodes", "num_nodes is %d but num_gpus is not given (perf-eval's default is 1 GPU), which does not divide into %d nodes; set num_gpus or gpus_per_node", nodes, nodes)
 	case numGPUs%nodes != 0:
 		c.errorf(numF.val, "num_gpus", "num_gpus %d does not divide into %d nodes; set gpus_per_node", numGPUs, nodes)
 	default:
@@ -532,7 +563,8 @@ func yamlErrorAt(err error, data []byte) (line, col int, msg string) {
 	if !ok || convErr != nil || n < 1 {
 		return 0, 0, msg
 	}
-	lines := strings.Split(string(data), "\n")
+	// Lines as YAML breaks them (a lone \r too).
+	lines := strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data)), "\n")
 	col = 1
 	if n <= len(lines) {
 		col += len(lines[n-1]) - len(strings.TrimLeft(lines[n-1], " \t"))

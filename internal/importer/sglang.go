@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -69,8 +71,10 @@ func (c *conv) sglang(w *workload, top map[string]field) {
 			c.errorf(f.val, "sglang.serve_args", "%s is set by %s in wlc (perf-eval set it too, so the later flag won); remove it", toks[u.Start], u.Match.Flag.Owner)
 		}
 	}
-	for i, err := range p.Errs {
-		c.warnf(f.val, "sglang.serve_args", "%s: %v; kept in extra_args", strings.Join(toks[p.Units[i].Start:p.Units[i].End], " "), err)
+	// In argv order: p.Errs is a map, and its order is random.
+	bad := slices.Sorted(maps.Keys(p.Errs))
+	for _, i := range bad {
+		c.warnf(f.val, "sglang.serve_args", "%s: %v; kept in extra_args", strings.Join(toks[p.Units[i].Start:p.Units[i].End], " "), p.Errs[i])
 	}
 	var lines []string
 	ints := map[string]int{}
@@ -89,7 +93,7 @@ func (c *conv) sglang(w *workload, top map[string]field) {
 		lines = append(lines, label(strings.TrimPrefix(fl.Field, "sglang."))+": "+lit)
 	}
 	rest := p.Rest
-	for i := range p.Errs {
+	for _, i := range bad {
 		rest = append(rest, toks[p.Units[i].Start:p.Units[i].End]...)
 	}
 	if len(rest) > 0 {

@@ -889,6 +889,7 @@ profiles: H200: {docker: {}}
 	{
 		name: "memory/headroom-range",
 		ok: okBase + `	memory_headroom: 0.5
+	params_b: 8
 `,
 		bad: okBase + `	memory_headroom: 5
 `,
@@ -985,7 +986,7 @@ profiles: H200: {docker: {}}
 	lm_eval: tasks: [{name: "gsm8k", fewshot: 5}]
 `,
 		want: []string{
-			"workloads/w.cue:8:48: error: workloads.w.serve.max_num_seq: max_num_seq is no option of vllm serve in vLLM main-2026-08-17 (there is no --max-num-seq); did you mean max_num_seqs? [main-2026-08-17, the newest catalog, stands in for vllm/vllm-openai:nightly, which has no catalog of its own; add one or map the image in settings.vllm_flags.images (README: Flag catalogs)]",
+			"workloads/w.cue:8:48: error: workloads.w.serve.max_num_seq: max_num_seq is no option of vllm serve in vLLM main-2026-08-17 (there is no --max-num-seq); did you mean max_num_seqs? [main-2026-08-17, the newest catalog, stands in for vllm/vllm-openai:nightly, which has no catalog of its own; add one or map the image in settings.vllm_flags.images (docs/flag-catalogs.md)]",
 			"workloads/w.cue:9:35: error: workloads.w.lm_eval.tasks[0].fewshot: field not allowed: fewshot is not a field here; did you mean num_fewshot?",
 		},
 	},

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
@@ -402,15 +404,34 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 			got, gotKind, want = m[1], m[3], m[4]
 		case bareType(m[1]):
 			got, gotKind, want = m[2], m[4], m[3]
-		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[1]):
+		case startsWithToken(sourceAt(cwd, d), m[1]):
 			got, gotKind, want = m[1], m[3], m[4]
-		case sourceAt(cwd, d) != "" && strings.HasPrefix(sourceAt(cwd, d), m[2]):
+		case startsWithToken(sourceAt(cwd, d), m[2]):
 			got, gotKind, want = m[2], m[4], m[3]
+		case numberAt(sourceAt(cwd, d)) != "":
+			// CUE prints the user's number its own way (1e12 as 1E+12):
+			// the operand of the written literal's kind is the user's.
+			got = numberAt(sourceAt(cwd, d))
+			kind := "int"
+			if strings.ContainsAny(got, ".eE") {
+				kind = "float"
+			}
+			switch kind {
+			case m[3]:
+				gotKind, want = m[3], m[4]
+			case m[4]:
+				gotKind, want = m[4], m[3]
+			default:
+				continue
+			}
 		default:
 			continue
 		}
 		if kindNames[want] == "" {
 			continue
+		}
+		if n := numberAt(sourceAt(cwd, d)); n != "" && (gotKind == "int" || gotKind == "float") {
+			got = n // as written: 8e0, not CUE's 8
 		}
 		if gotKind == "null" {
 			out[i].Message = fmt.Sprintf("must be %s, not null", kindNames[want])
@@ -419,6 +440,32 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 		out[i].Message = fmt.Sprintf("must be %s, not the %s %s", kindNames[want], gotKind, got)
 	}
 	return out
+}
+
+// startsWithToken reports whether src starts with the literal tok whole:
+// 1e12 does not start with the token 1 (CUE's default *1 beside it).
+func startsWithToken(src, tok string) bool {
+	rest, ok := strings.CutPrefix(src, tok)
+	if !ok || src == "" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return rest == "" || !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._+-", r))
+}
+
+// numberAt is the number literal src starts with, or "".
+func numberAt(src string) string {
+	end := strings.IndexFunc(src, func(r rune) bool {
+		return !(unicode.IsDigit(r) || strings.ContainsRune("._+-eExXoObBabcdefABCDEF", r))
+	})
+	if end < 0 {
+		end = len(src)
+	}
+	tok := src[:end]
+	if _, err := strconv.ParseFloat(strings.ReplaceAll(tok, "_", ""), 64); err != nil || tok == "" {
+		return ""
+	}
+	return tok
 }
 
 // sourceAt is the rest of the line at d's position.

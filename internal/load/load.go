@@ -9,8 +9,10 @@ package load
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,11 +23,13 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/vllmflags"
@@ -250,12 +254,18 @@ func (l *loader) run(dir string) {
 		l.errorf("%s holds no .cue files; add workload files (see docs/schema.md: \"Writing a workload\")", dir)
 		return
 	}
+	if !l.readable(cueFiles) {
+		return
+	}
 	root, ok := findModuleRoot(abs)
 	if !ok {
 		l.errorf("no cue.mod/module.cue found in %s or any parent; run wlc inside a wlc repository (cue.mod/ beside schema/ and workloads/)", dir)
 		return
 	}
 	l.res.ModuleRoot = root
+	if !l.readable([]string{filepath.Join(root, "cue.mod", "module.cue")}) {
+		return
+	}
 	schemaArg := l.useModule(root)
 
 	overlay, err := l.schemaOverlay()
@@ -273,7 +283,9 @@ func (l *loader) run(dir string) {
 	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
 	for _, inst := range insts {
 		if inst.Err != nil {
-			l.addCUEError(inst.Err, cue.Value{})
+			if !l.packageClash(inst.Err, abs) {
+				l.addCUEError(inst.Err, cue.Value{})
+			}
 			return
 		}
 	}
@@ -336,6 +348,131 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.checkDefinedTwice(defs)
+}
+
+// readable reports each of the package's .cue files (and its module's
+// cue.mod/module.cue) cue/load could not read as a file, at the file: a symbolic link to nothing (cue/load says
+// nothing but an empty error), a FIFO (cue/load would block on it), a
+// device, a file over bounded.WorkloadFile (read whole). A directory
+// named *.cue is not a file of the package, as for cue/load.
+func (l *loader) readable(files []string) bool {
+	ok := true
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			ok = false
+			if target, lerr := os.Readlink(f); lerr == nil && os.IsNotExist(err) {
+				l.res.Diags.Errorf(l.rel(f), 0, 0, "", "is a symbolic link to %s, which does not exist; restore the file it points to or remove the link", target)
+			} else {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err // the path is the finding's
+				}
+				l.res.Diags.Errorf(l.rel(f), 0, 0, "", "cannot read it: %v", err)
+			}
+			continue
+		}
+		switch {
+		case fi.IsDir():
+		case !fi.Mode().IsRegular():
+			ok = false
+			l.res.Diags.Errorf(l.rel(f), 0, 0, "", "is %s, not a regular file; a workloads package holds .cue files only", fileKind(fi.Mode()))
+		case fi.Size() > bounded.WorkloadFile.Bytes:
+			ok = false
+			l.res.Diags.Errorf(l.rel(f), 0, 0, "", "is %s, over wlc's bound of %s for %s; split it into several files", bounded.Bytes(fi.Size()), bounded.Bytes(bounded.WorkloadFile.Bytes), bounded.WorkloadFile.What)
+		}
+	}
+	return ok
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a " + m.Type().String() + " file"
+}
+
+// packageClash reports cue/load's "found packages a (x.cue) and b
+// (y.cue)", which has no position and names two files, as one error at
+// the package clause of each file whose package is not the one most of
+// the directory's files declare. It returns false for other errors.
+func (l *loader) packageClash(err error, dir string) bool {
+	var clash *load.MultiplePackageError
+	for _, e := range cueerrors.Errors(err) {
+		if m, ok := e.(*load.MultiplePackageError); ok {
+			clash = m
+		}
+	}
+	if clash == nil {
+		return false
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
+	type clause struct {
+		file string
+		name *ast.Ident
+	}
+	var clauses []clause
+	count := map[string]int{}
+	for _, f := range files {
+		base := filepath.Base(f)
+		if strings.HasSuffix(base, "_tool.cue") || strings.HasSuffix(base, "_test.cue") {
+			continue // not loaded by cue/load
+		}
+		pf, perr := parser.ParseFile(f, nil, parser.PackageClauseOnly)
+		if perr != nil {
+			continue
+		}
+		for _, d := range pf.Decls {
+			if p, ok := d.(*ast.Package); ok && p.Name != nil && p.Name.Name != "_" {
+				clauses = append(clauses, clause{f, p.Name})
+				count[p.Name.Name]++
+			}
+		}
+	}
+	// The package most files declare is the one meant; with no single
+	// one, every file is reported with the others' packages.
+	want, tie := "", false
+	for name, n := range count {
+		switch {
+		case n > count[want]:
+			want, tie = name, false
+		case n == count[want]:
+			tie = true
+		}
+	}
+	reported := false
+	for _, c := range clauses {
+		if c.name.Name == want && !tie {
+			continue
+		}
+		byPkg := map[string][]string{}
+		for _, o := range clauses {
+			if o.name.Name != c.name.Name && (o.name.Name == want || tie) {
+				byPkg[o.name.Name] = append(byPkg[o.name.Name], filepath.Base(o.file))
+			}
+		}
+		var others []string
+		for _, name := range slices.Sorted(maps.Keys(byPkg)) {
+			verb := "declares"
+			if len(byPkg[name]) > 1 {
+				verb = "declare"
+			}
+			others = append(others, fmt.Sprintf("%s %s package %s", strings.Join(byPkg[name], ", "), verb, name))
+		}
+		fix := fmt.Sprintf("write `package %s`", want)
+		if tie {
+			fix = "give them one package clause"
+		}
+		reported = true
+		pos := c.name.Pos()
+		l.res.Diags.Errorf(l.rel(c.file), pos.Line(), pos.Column(), "", "package %s, but %s, and a directory holds one package; %s (or move the file to another directory)", c.name.Name, strings.Join(others, ", "), fix)
+	}
+	return reported
 }
 
 // moduleFile is what the loader reads of cue.mod/module.cue: the module

@@ -2,13 +2,13 @@ package load
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
 
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/engine/vllmcatalog"
@@ -122,7 +122,7 @@ func (l *loader) decodeSettings(pkg cue.Value, pkgDir string) {
 				return append([]*vllmcatalog.Flag(nil), base.Bench...)
 			}
 			p := filepath.Join(pkgDir, file)
-			data, err := os.ReadFile(p)
+			data, err := bounded.ReadFile(p, bounded.HelpFile)
 			if err != nil {
 				errf(field+"."+cmd+"_help", "cannot read %s (relative to the package directory %s): %v; save the image's `%s` output there", file, l.rel(pkgDir), err, helpCommand[cmd])
 				ok = false

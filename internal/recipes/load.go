@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/encoding/yaml"
 
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 )
 
@@ -177,14 +179,28 @@ func (l *loader) display(rel string) string {
 // other check runs too.
 func (l *loader) file(rel string, def cue.Value) (node, bool) {
 	name := l.display(rel)
-	data, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(rel)))
+	data, err := bounded.ReadFile(filepath.Join(l.dir, filepath.FromSlash(rel)), bounded.YAMLFile)
 	if err != nil {
 		l.set.Diags.Errorf(name, 0, 0, "", "cannot read: %v", err)
 		return node{}, false
 	}
 	f, err := yaml.Extract(name, data)
 	if err != nil {
-		l.addError(name, err, node{})
+		// A YAML error has no position and an empty Msg, only its text:
+		// "name:line: message" or "name: message".
+		for _, e := range cueerrors.Errors(err) {
+			msg, line, col := strings.TrimPrefix(e.Error(), name+":"), 0, 0
+			if n, rest, ok := strings.Cut(msg, ": "); ok {
+				if i, aerr := strconv.Atoi(n); aerr == nil && i >= 1 {
+					// The column is where the line's text starts.
+					msg, line, col = rest, i, 1
+					if lines := strings.Split(string(data), "\n"); i <= len(lines) {
+						col += len(lines[i-1]) - len(strings.TrimLeft(lines[i-1], " \t"))
+					}
+				}
+			}
+			l.set.Diags.Errorf(name, line, col, "", "the YAML does not parse: %s; fix the file (a recipe is YAML, reference/recipes.md §1)", strings.TrimSpace(msg))
+		}
 		return node{}, false
 	}
 	v := l.ctx.BuildFile(f)

@@ -29,14 +29,22 @@ func Distance(a, b string) int {
 	return prev[len(rb)]
 }
 
-// Closest returns the candidate name most likely meant, or "": the
-// nearest by edit distance when it is within a third of the name's length
+// Closest returns the candidate name most likely meant, or "": one that
+// reads the same (see Skeleton), else the nearest by edit distance when it is within a third of the name's length
 // (a typo), else the shortest candidate holding every word of name in
 // order (a shortened spelling: num_tokens for num_speculative_tokens,
 // fewshot for num_fewshot). Ties go to the first in sorted order.
 func Closest(cands []string, name string) string {
 	sorted := append([]string(nil), cands...)
 	sort.Strings(sorted)
+	// A look-alike spelling (Н200 with a Cyrillic Н) is that name.
+	if sk := Skeleton(name); sk != name {
+		for _, c := range sorted {
+			if Skeleton(c) == sk {
+				return c
+			}
+		}
+	}
 	best, bestD := "", len([]rune(name))/3+2
 	for _, c := range sorted {
 		if d := Distance(c, name); d < bestD {

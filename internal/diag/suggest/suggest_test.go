@@ -29,3 +29,44 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestClosestLookalike(t *testing.T) {
+	cands := []string{"H200", "B200", "H100", "HOO"}
+	for _, tc := range []struct{ name, want string }{
+		{"Н200", "H200"}, // Cyrillic En
+		{"Ｈ２００", "H200"}, // fullwidth, nearer by skeleton than by edits
+		{"НОО", "HOO"},   // every letter Cyrillic
+		{"Β200", "B200"}, // Greek Beta
+	} {
+		if got := Closest(cands, tc.name); got != tc.want {
+			t.Errorf("Closest(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestLookalikes(t *testing.T) {
+	for _, tc := range []struct{ msg, want string }{
+		{"unknown profile Н200; known profiles: H200, B200",
+			"(Н200 only looks like H200: its Н is U+041D (Cyrillic), not the ASCII H; retype it)"},
+		{`model "Qwen/Qwеn3-8B" not found`, // Cyrillic е inside a path
+			"(Qwen/Qwеn3-8B only looks like Qwen/Qwen3-8B: its е is U+0435 (Cyrillic), not the ASCII e; retype it)"},
+		{"workload ｍodel_Ａ and mοdel (twice)", // fullwidth, Greek omicron
+			"(ｍodel_Ａ only looks like model_A: its ｍ is U+FF4D (fullwidth), not the ASCII m, its Ａ is U+FF21 (fullwidth), not the ASCII A; mοdel only looks like model: its ο is U+03BF (Greek), not the ASCII o; retype it)"},
+		{"--max‐num-seqs is unknown", // a hyphen that is not -
+			"(--max‐num-seqs only looks like --max-num-seqs: its ‐ is U+2010 (punctuation), not the ASCII -; retype it)"},
+		{"reason: общий хост, Сервер", ""},              // Russian words pass for no ASCII word
+		{"needs 2–8 GPUs on a prefill–decode pair", ""}, // en dashes in prose
+		{"unknown profile H200", ""},
+		{"Ж200 and é200", ""}, // not drawn like ASCII
+	} {
+		if got := Lookalikes(tc.msg); got != tc.want {
+			t.Errorf("Lookalikes(%q)\n got %q\nwant %q", tc.msg, got, tc.want)
+		}
+		// Idempotent: the hint's own words add nothing.
+		if tc.want != "" {
+			if again := Lookalikes(tc.msg + " " + tc.want); again != tc.want {
+				t.Errorf("Lookalikes of the hinted message:\n got %q\nwant %q", again, tc.want)
+			}
+		}
+	}
+}

@@ -3,7 +3,9 @@ package vllmcatalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParseHelp reads the options of one vLLM command from its argparse help
@@ -13,6 +15,16 @@ import (
 // nargs; it does not list a JSON config's keys, so a catalog read from help
 // accepts any key.
 func ParseHelp(text string) ([]*Flag, error) {
+	// argparse prints UTF-8; other bytes are no option or choice anyone
+	// can type in a workload (CUE strings are UTF-8), and a catalog
+	// could not write them back.
+	if !utf8.ValidString(text) {
+		bad := 0
+		for r, n := utf8.DecodeRuneInString(text); r != utf8.RuneError || n != 1; r, n = utf8.DecodeRuneInString(text[bad:]) {
+			bad += n
+		}
+		return nil, fmt.Errorf("not UTF-8 text: line %d holds a byte that is not; save the help output as the image prints it", strings.Count(text[:bad], "\n")+1)
+	}
 	var flags []*Flag
 	seen := map[string]bool{}
 	byOption := map[string]*Flag{}
@@ -43,10 +55,14 @@ func ParseHelp(text string) ([]*Flag, error) {
 		if f == nil || seen[f.Options[0]] {
 			continue
 		}
-		cur = f
-		for _, o := range f.Options {
+		// argparse refuses an option string twice, so only a mangled help
+		// file repeats one: the first action keeps it.
+		f.Options = slices.DeleteFunc(f.Options, func(o string) bool {
+			dup := seen[o]
 			seen[o] = true
-		}
+			return dup
+		})
+		cur = f
 		flags = append(flags, f)
 		for _, o := range f.Options {
 			byOption[o] = f
@@ -74,6 +90,12 @@ func ParseHelp(text string) ([]*Flag, error) {
 // an option string. Help text continuation lines are indented further.
 var optionLine = regexp.MustCompile(`^ {1,4}(-{1,2}[A-Za-z0-9][^ ]*)`)
 
+// optionString is what an option string of vLLM's is, as schema
+// #ExtraOption.option says: other text on an option line (a tab, a comma,
+// a control character) is not an option, and the compact catalog form
+// could not hold it.
+var optionString = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
 // invocation returns the action part of a help line: argparse separates it
 // from the help text by at least two spaces.
 func invocation(line string) (string, bool) {
@@ -97,7 +119,7 @@ func parseInvocation(inv string) *Flag {
 		if opt == "-h" || opt == "--help" {
 			return nil
 		}
-		if !strings.HasPrefix(opt, "-") {
+		if !optionString.MatchString(opt) {
 			continue
 		}
 		f.Options = append(f.Options, opt)

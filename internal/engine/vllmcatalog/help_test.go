@@ -123,3 +123,13 @@ options:
 		t.Errorf("ParseHelp(not help) = %v, want a 'no options found' error", err)
 	}
 }
+
+// TestParseHelpNotUTF8: a help file that is not UTF-8 is refused, naming
+// the line (FuzzParseHelp found a choice with such a byte, which the
+// compact catalog form wrote back as U+FFFD).
+func TestParseHelpNotUTF8(t *testing.T) {
+	_, err := ParseHelp("options:\n  --x X  ok \uFFFD is a real character\n  --mamba-cache-mode {align,\xa0\xa0all,none}\n")
+	if err == nil || err.Error() != "not UTF-8 text: line 3 holds a byte that is not; save the help output as the image prints it" {
+		t.Errorf("error %v", err)
+	}
+}

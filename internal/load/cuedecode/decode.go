@@ -36,6 +36,7 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"maps"
 	"math"
@@ -46,6 +47,7 @@ import (
 	"sync"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
 )
 
 // Decode sets the value x points to from v.
@@ -81,6 +83,10 @@ func decode(x reflect.Value, v cue.Value) error {
 			if err == nil && !x.OverflowInt(i) {
 				x.SetInt(i)
 				return nil
+			}
+			if v.Kind() == cue.IntKind {
+				// cue.Value.Decode's error for it has an empty message.
+				return &rangeError{v}
 			}
 		case reflect.Float64:
 			f, err := v.Float64()
@@ -361,4 +367,21 @@ func digits(s string) bool {
 		}
 	}
 	return true
+}
+
+// rangeError is an integer past int64, at the user's value.
+type rangeError struct{ v cue.Value }
+
+func (e *rangeError) Position() token.Pos         { return e.v.Pos() }
+func (e *rangeError) InputPositions() []token.Pos { return nil }
+func (e *rangeError) Error() string               { f, a := e.Msg(); return fmt.Sprintf(f, a...) }
+func (e *rangeError) Path() []string {
+	var p []string
+	for _, s := range e.v.Path().Selectors() {
+		p = append(p, s.String())
+	}
+	return p
+}
+func (e *rangeError) Msg() (string, []any) {
+	return "%v is past the largest integer wlc holds, %d; use a smaller value", []any{e.v, int64(math.MaxInt64)}
 }

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/results/dashboard"
 )
 
@@ -101,9 +101,9 @@ func KeptRows(results string) ([]Kept, error) {
 		files = append(files, swept...)
 		sort.Strings(files)
 		for _, f := range files {
-			body, err := os.ReadFile(f)
+			body, err := bounded.ReadFile(f, bounded.ResultFile)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: cannot read: %w", f, err)
 			}
 			k := Kept{Path: f, Perf: d.perf, Body: body, Definition: PerfRow}
 			if !d.perf {
