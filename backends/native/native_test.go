@@ -256,14 +256,16 @@ const jobTimeout = 6 * time.Minute
 
 // TestToolsAndDatasets: the image ships lm_eval (image_tools): the job
 // checks it and installs the others with one pip call, retried after a
-// failure, before vllm serve starts; SPEED-Bench's part is prepared where
-// the bench runs and passed as --dataset-path; BFCL runs its leaf and its
-// group, each scored in lm_eval's results format.
+// failure, into the job's own virtual environment while the server loads
+// (the image's Python is not written, the venv is gone after the job);
+// SPEED-Bench's part is prepared where the bench runs and passed as
+// --dataset-path; BFCL runs its leaf and its group, each scored in
+// lm_eval's results format.
 func TestToolsAndDatasets(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "tools.txtar")
 	bin := runnertest.Stubs(t)
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=1")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=1", "WLC_STUB_STARTUP_DELAY=1")
 	site := filepath.Join(j.Dir, "pip-site")
 	j.Env = append(j.Env, "PYTHONPATH="+stub.Python(bin, site, "lm-eval"))
 	res := j.Run(t, jobTimeout)
@@ -275,20 +277,30 @@ func TestToolsAndDatasets(t *testing.T) {
 	if len(pips) != 2 || len(serve) != 1 {
 		t.Fatalf("%d pip installs (want 2: a failure, a retry) and %d servers:\n%s", len(pips), len(serve), res.Output)
 	}
-	want := []string{"install", "--quiet", "datasets", "numpy", "pandas", "tiktoken", "bfcl-eval", "soundfile", "--user"}
+	want := []string{"install", "--quiet", "datasets", "numpy", "pandas", "tiktoken", "bfcl-eval", "soundfile"}
+	venvs, _ := filepath.Glob(filepath.Join(j.Dir, ".wlc-tools-*"))
 	for _, p := range pips {
 		if !slices.Equal(p.Argv, want) {
 			t.Errorf("pip %q, want %q (lm_eval is the image's)", p.Argv, want)
 		}
-		if p.Time.After(serve[0].Time) {
-			t.Error("pip ran after vllm serve started")
+		if v := p.Flags["venv"]; filepath.Dir(v) != j.Dir || !strings.HasPrefix(filepath.Base(v), ".wlc-tools-") {
+			t.Errorf("pip installed into %q (venv %q), want the job's own venv in %s", p.Flags["site"], v, j.Dir)
 		}
+	}
+	if _, err := os.Stat(site); err == nil || len(venvs) != 0 {
+		t.Errorf("the image's site %s was written (%v) or the job's venv %v was left behind", site, err, venvs)
 	}
 	if strings.Contains(res.Output, "lm_eval: installing") {
 		t.Error("lm_eval, which the image ships, was installed")
 	}
-	wantOutput(t, res, "pip install datasets numpy pandas tiktoken bfcl-eval soundfile failed (attempt 1 of 3)",
-		"every client tool is there: speed_bench lm_eval bfcl", "done prepare speed_bench/qualitative/coding", "done bfcl multi_turn")
+	wantOutput(t, res, "client tools ready after", "done prepare speed_bench/qualitative/coding", "done bfcl multi_turn")
+	log, _ := os.ReadFile(filepath.Join(j.Results(), "tools.log"))
+	for _, w := range []string{"pip install datasets numpy pandas tiktoken bfcl-eval soundfile failed (attempt 1 of 3)",
+		"every client tool is there: speed_bench lm_eval bfcl"} {
+		if !strings.Contains(string(log), w) {
+			t.Errorf("tools.log lacks %q:\n%s", w, log)
+		}
+	}
 
 	data, err := os.ReadFile(filepath.Join(j.Dir, "data", "speed_bench", "qualitative-coding", "qualitative.jsonl"))
 	if err != nil || strings.Count(string(data), "\n") != 3 || !strings.Contains(string(data), `"messages": [{"role": "user"`) {
@@ -317,39 +329,43 @@ func TestToolsAndDatasets(t *testing.T) {
 }
 
 // TestImageLacksTool: the profile says the image ships lm_eval but it does
-// not: the job fails at once naming it, installs nothing, starts nothing.
+// not: while the server loads (slowly), the job fails naming it, installs
+// nothing and stops the server within seconds.
 func TestImageLacksTool(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "tools.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w)
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=60")
 	res := j.Run(t, jobTimeout)
 	if res.Code != 127 {
 		t.Fatalf("exit %d, want 127:\n%s", res.Code, res.Output)
 	}
 	wantOutput(t, res, "lm_eval: the profile says the image ships it (image_tools), but python3 cannot import lm_eval",
-		"missing: lm_eval; nothing was started", "the server was not started")
-	rs := j.Records(t)
-	if n := len(runnertest.Find(rs, "vllm", "serve")) + len(runnertest.Find(rs, "pip", "install")); n != 0 {
-		t.Errorf("%d servers or pip installs", n)
+		"the client tools' install failed (status 127, missing: lm_eval)", "stopping the server")
+	if res.Took > 30*time.Second {
+		t.Errorf("the job took %v to fail; the server loads for 60 s", res.Took)
 	}
+	if n := len(runnertest.Find(j.Records(t), "pip", "install")); n != 0 {
+		t.Errorf("%d pip installs", n)
+	}
+	j.NoProcessLeft(t)
 }
 
-// TestToolInstallFails: pip fails three times: the job stops before the
-// server starts, naming every missing tool.
+// TestToolInstallFails: pip fails three times while the server loads: the
+// job stops the server and fails at once, naming every missing tool.
 func TestToolInstallFails(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=3")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=3", "WLC_STUB_STARTUP_DELAY=60")
 	res := j.Run(t, jobTimeout)
 	if res.Code != 127 {
 		t.Fatalf("exit %d, want 127:\n%s", res.Code, res.Output)
 	}
-	wantOutput(t, res, "failed 3 times", "missing: lm_eval bfcl; nothing was started")
-	rs := j.Records(t)
-	if n := len(runnertest.Find(rs, "pip", "install")); n != 3 {
+	wantOutput(t, res, "failed 3 times", "the client tools' install failed (status 127, missing: lm_eval bfcl)", "stopping the server")
+	if res.Took > 30*time.Second {
+		t.Errorf("the job took %v to fail; the server loads for 60 s", res.Took)
+	}
+	if n := len(runnertest.Find(j.Records(t), "pip", "install")); n != 3 {
 		t.Errorf("%d pip attempts, want 3", n)
 	}
-	if n := len(runnertest.Find(rs, "vllm", "serve")); n != 0 {
-		t.Errorf("%d servers started", n)
-	}
+	j.NoProcessLeft(t)
 }

@@ -26,7 +26,7 @@ func Serve(w plan.Workload, steps string) (string, error) {
 		return JobStep(*w.Job)
 	}
 	if w.Sweep == nil {
-		return "wlc_server_start\nwlc_wait_ready || exit $?\n" + steps, nil
+		return "wlc_server_start\n" + ToolsStart(w) + "wlc_wait_ready || exit $?\n" + steps, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n# Every step, run against each server of the %s backend sweep.\nwlc_steps() {\n", w.Sweep.Kind)
@@ -44,6 +44,9 @@ func Serve(w plan.Workload, steps string) (string, error) {
 	fmt.Fprintf(&b, "# One server per %s backend, one after another, results in %s/<dir>/;\n", w.Sweep.Kind, Comment(w.ResultsPath))
 	b.WriteString("# a backend whose server does not start is recorded and the next one runs.\n")
 	b.WriteString("WLC_SWEEP_ROOT=$WLC_RESULTS_DIR\nWLC_SWEEP_BENCH=$WLC_BENCH_DIR\n")
+	if t := ToolsStart(w); t != "" {
+		b.WriteString("# The client tools' install runs while the first server loads.\n" + t)
+	}
 	for _, r := range w.Sweep.Runs {
 		ws, err := Words(append([]string{w.Sweep.Kind, r.Backend, r.Dir, "wlc_steps"}, r.Args...), NoVars)
 		if err != nil {
@@ -53,6 +56,15 @@ func Serve(w plan.Workload, steps string) (string, error) {
 	}
 	b.WriteString("wlc_sweep_done\n")
 	return b.String(), nil
+}
+
+// ToolsStart is wlc_tools_start, right after the server started, when w's
+// steps need client tools.
+func ToolsStart(w plan.Workload) string {
+	if len(w.Tools) == 0 {
+		return ""
+	}
+	return "wlc_tools_start\n"
 }
 
 // CustomStep renders one custom step: wlc_custom with the step's env and

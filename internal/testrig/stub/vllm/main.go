@@ -28,6 +28,12 @@ import (
 func main() {
 	args := os.Args[1:]
 	switch {
+	case len(args) == 1 && (args[0] == "--version" || args[0] == "-v"):
+		fmt.Println(version())
+		os.Exit(0)
+	case len(args) >= 2 && args[0] == "serve" && (args[1] == "--help=all" || args[1] == "--help" || args[1] == "-h"):
+		serveHelp()
+		os.Exit(0)
 	case len(args) >= 1 && args[0] == "serve":
 		os.Exit(serve(args[1:]))
 	case len(args) >= 1 && args[0] == "__worker":
@@ -48,6 +54,10 @@ var multiNode = []string{"--nnodes", "--node-rank", "--master-addr", "--master-p
 	"--kv-transfer-config"}
 
 func serve(args []string) int {
+	if bad := unknownOption(args); bad != "" {
+		fmt.Fprintf(os.Stderr, "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: %s\n", bad)
+		return 2
+	}
 	model := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		model = args[0]
@@ -112,6 +122,19 @@ func serve(args []string) int {
 	headless := stub.Has(args, "--headless")
 	if headless {
 		flags["headless"] = "true"
+	}
+	// The Python packages the server imports, at the versions it sees
+	// (WLC_STUB_SERVER_IMPORTS=numpy,...), as flags import:<module>.
+	for _, m := range strings.Split(os.Getenv("WLC_STUB_SERVER_IMPORTS"), ",") {
+		if m == "" {
+			continue
+		}
+		out, err := exec.Command("python3", "-c", "import "+m+"; print(getattr("+m+", '__version__', '?'))").Output()
+		v := strings.TrimSpace(string(out))
+		if err != nil {
+			v = "missing"
+		}
+		flags["import:"+m] = v
 	}
 	stub.Write("vllm", "serve", flags)
 	fmt.Printf("INFO stub vllm serve %s (pid %d) on %s:%s headless=%v\n", model, os.Getpid(), host, port, headless)
