@@ -114,7 +114,7 @@ func TestEndToEnd(t *testing.T) {
 	for _, want := range []string{"--gpus 2", "--ipc=host", "-v /tmp/wlc-test-hf:/tmp/wlc-test-hf",
 		"-e HF_HOME=/tmp/wlc-test-hf", "-e VLLM_LOGGING_LEVEL=DEBUG", "-e HF_TOKEN -e WLC_TEST_SECRET",
 		"--entrypoint bash vllm/vllm-openai:nightly -c ",
-		" wlc-tools lm_eval install ",
+		" wlc-preflight vllm --tensor-parallel-size ",
 		" -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("docker run lacks %q: %s", want, joined)
@@ -122,6 +122,17 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(joined, "hf-secret-value") {
 		t.Errorf("a secret's value is on the docker command line: %s", joined)
+	}
+	// The client tools went into a venv in the container, by docker exec
+	// while the server loaded.
+	var tools []string
+	for _, c := range dockerCalls(t, j) {
+		if c[0] == "exec" && slices.Contains(c, "wlc-tools") {
+			tools = c
+		}
+	}
+	if i := slices.Index(tools, "wlc-tools"); i < 0 || !strings.HasPrefix(tools[i+1], "/tmp/wlc-qwen3_sweep_h100-") || tools[i+2] != "lm_eval" {
+		t.Errorf("no docker exec of the tools install into the container's venv: %q", tools)
 	}
 	serve := runnertest.Find(j.Records(t), "vllm", "serve")
 	if len(serve) != 1 {

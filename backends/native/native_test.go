@@ -1,6 +1,10 @@
 package native_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -368,4 +372,88 @@ func TestToolInstallFails(t *testing.T) {
 		t.Errorf("%d pip attempts, want 3", n)
 	}
 	j.NoProcessLeft(t)
+}
+
+// TestToolsLeaveServerPython: bfcl-eval pins numpy 1.26.4 while the
+// image's Python, which the server imports, has numpy 2.2.6. The install
+// brings numpy 1.26.4 into the tools' venv only: the image's site is
+// byte-for-byte unchanged after the job and the server ran with its own
+// numpy.
+func TestToolsLeaveServerPython(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "tools.txtar")
+	bin := runnertest.Stubs(t)
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_SERVER_IMPORTS=numpy", "WLC_STUB_STARTUP_DELAY=1")
+	site := filepath.Join(j.Dir, "pip-site")
+	image := filepath.Join(bin, "python", "dists", "numpy")
+	j.Env = append(j.Env, "PYTHONPATH="+stub.Python(bin, site, "lm-eval", "numpy"))
+	before := treeHash(t, image)
+	res := j.Run(t, jobTimeout)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	rs := j.Records(t)
+	pips, serve := runnertest.Find(rs, "pip", "install"), runnertest.Find(rs, "vllm", "serve")
+	if len(pips) != 1 || len(serve) != 1 {
+		t.Fatalf("%d pip installs and %d servers, want 1 each:\n%s", len(pips), len(serve), res.Output)
+	}
+	if got := pips[0].Flags["installed"]; !strings.Contains(got, "numpy==1.26.4") || pips[0].Flags["venv"] == "" {
+		t.Errorf("pip installed %q into venv %q; want bfcl-eval's numpy==1.26.4 in the tools' venv", got, pips[0].Flags["venv"])
+	}
+	if got := serve[0].Flags["import:numpy"]; got != "2.2.6" {
+		t.Errorf("the server imported numpy %s, want the image's 2.2.6", got)
+	}
+	if after := treeHash(t, image); after != before {
+		t.Errorf("the image's numpy changed during the job")
+	}
+	if _, err := os.Stat(site); !os.IsNotExist(err) {
+		t.Errorf("the image's site %s was written: %v", site, err)
+	}
+}
+
+// TestPreflightImageLacksFlag: the image's vLLM (0.11.0 here) has no
+// --max-num-seqs, which the workload passes: the job fails in seconds,
+// before any server or install starts, naming the flag and the version.
+func TestPreflightImageLacksFlag(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_VLLM_VERSION=0.11.0", "WLC_STUB_VLLM_LACKS=--max-num-seqs", "WLC_STUB_STARTUP_DELAY=60")
+	res := j.Run(t, jobTimeout)
+	if res.Code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "the image's vLLM 0.11.0 has no option --max-num-seqs", "the server was not started")
+	if res.Took > 10*time.Second {
+		t.Errorf("the job took %v to refuse the flag", res.Took)
+	}
+	rs := j.Records(t)
+	if n := len(runnertest.Find(rs, "vllm", "serve")) + len(runnertest.Find(rs, "pip", "install")); n != 0 {
+		t.Errorf("%d servers or installs started", n)
+	}
+}
+
+// treeHash is a digest of every file's path and content under dir
+// (Python's bytecode caches aside: importing writes them).
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "__pycache__" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", p, len(data))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

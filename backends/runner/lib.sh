@@ -11,6 +11,7 @@ WLC_FAILED=()       # labels of the failed steps, for the summary
 WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped; none: no server (a custom job)
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
+WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
 WLC_TOOLS_PID=''    # the client tools' install, running while the server loads
 WLC_TOOLS_VENV=${WLC_TOOLS_VENV:-} # their virtual environment (the runtime's default unless set)
 WLC_TOOLS_OWN=0     # 1: the venv is this job's own, removed at exit

@@ -44,9 +44,6 @@ func Serve(w plan.Workload, steps string) (string, error) {
 	fmt.Fprintf(&b, "# One server per %s backend, one after another, results in %s/<dir>/;\n", w.Sweep.Kind, Comment(w.ResultsPath))
 	b.WriteString("# a backend whose server does not start is recorded and the next one runs.\n")
 	b.WriteString("WLC_SWEEP_ROOT=$WLC_RESULTS_DIR\nWLC_SWEEP_BENCH=$WLC_BENCH_DIR\n")
-	if t := ToolsStart(w); t != "" {
-		b.WriteString("# The client tools' install runs while the first server loads.\n" + t)
-	}
 	for _, r := range w.Sweep.Runs {
 		ws, err := Words(append([]string{w.Sweep.Kind, r.Backend, r.Dir, "wlc_steps"}, r.Args...), NoVars)
 		if err != nil {
