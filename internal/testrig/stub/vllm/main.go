@@ -162,6 +162,8 @@ func serve(args []string) int {
 				continue
 			}
 			fmt.Printf("INFO stub vllm: %v, shutting down\n", s)
+			stub.Write("vllm", "stopped", map[string]string{"requests": strconv.FormatInt(completions.Load(), 10),
+				"first_request": stamp(&firstRequest), "last_request": stamp(&lastRequest)})
 			done <- 0
 		}
 	}()
@@ -185,6 +187,7 @@ func serve(args []string) int {
 				return
 			}
 			fmt.Println("INFO Application startup complete.")
+			stub.Write("vllm", "ready", nil)
 			srv := &http.Server{Handler: handler(served, done)}
 			_ = srv.Serve(ln)
 		}()
@@ -199,8 +202,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = enc.Encode(v)
 }
 
+// What the server answered, for the "stopped" record: the number of
+// completions and when the first and the last arrived (Unix ns).
+var completions, firstRequest, lastRequest atomic.Int64
+
+func stamp(ns *atomic.Int64) string {
+	if v := ns.Load(); v != 0 {
+		return time.Unix(0, v).UTC().Format(time.RFC3339Nano)
+	}
+	return ""
+}
+
 func handler(model string, done chan<- int) http.Handler {
-	var served atomic.Int64
 	limit, _ := strconv.ParseInt(os.Getenv("WLC_STUB_DIE_AFTER_REQUESTS"), 10, 64)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
@@ -214,6 +227,9 @@ func handler(model string, done chan<- int) http.Handler {
 				Model     string `json:"model"`
 				MaxTokens int    `json:"max_tokens"`
 			}
+			now := time.Now().UnixNano()
+			firstRequest.CompareAndSwap(0, now)
+			lastRequest.Store(now)
 			body, _ := io.ReadAll(r.Body)
 			if err := json.Unmarshal(body, &req); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
@@ -237,7 +253,7 @@ func handler(model string, done chan<- int) http.Handler {
 			}
 			writeJSON(w, map[string]any{"id": "cmpl-stub", "object": object, "model": model,
 				"choices": []any{choice}, "usage": map[string]int{"prompt_tokens": 8, "completion_tokens": n, "total_tokens": 8 + n}})
-			if c := served.Add(1); limit > 0 && c >= limit {
+			if c := completions.Add(1); limit > 0 && c >= limit {
 				go func() {
 					time.Sleep(20 * time.Millisecond)
 					fmt.Printf("ERROR stub vllm: dying after %d requests as WLC_STUB_DIE_AFTER_REQUESTS asks\n", c)
@@ -262,6 +278,9 @@ func intFlag(args []string, name string, def int) int {
 
 func bench(args []string) int {
 	stub.Write("vllm", "bench", nil)
+	// The benchmark's own time (WLC_STUB_BENCH_DELAY seconds), before its
+	// requests: its last request is its end.
+	time.Sleep(stub.EnvSeconds("WLC_STUB_BENCH_DELAY"))
 	if v := os.Getenv("WLC_STUB_BENCH_FAIL"); v != "" && v != "0" {
 		code, err := strconv.Atoi(v)
 		if err != nil || code <= 0 {
