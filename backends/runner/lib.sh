@@ -16,7 +16,9 @@ WLC_TOOLS_PID=''    # the client tools' install, running while the server loads
 WLC_TOOLS_VENV=${WLC_TOOLS_VENV:-} # their virtual environment (the runtime's default unless set)
 WLC_TOOLS_OWN=0     # 1: the venv is this job's own, removed at exit
 
-wlc_log() { printf '[wlc %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# The time is printf's own (no date process per line: a job logs on its
+# critical path, between the server's readiness and the first request).
+wlc_log() { TZ=UTC0 printf '[wlc %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 # wlc_require TOOL...: stops before anything starts when a tool is missing.
 wlc_require() {

@@ -57,7 +57,7 @@ func main() {
 	flag.Float64Var(&o.b, "B", 0.3, "seconds each benchmark run takes")
 	flag.Float64Var(&o.e, "E", 0.3, "seconds each evaluation takes")
 	flag.IntVar(&o.reps, "reps", 1, "repetitions of each variant, interleaved")
-	flag.StringVar(&o.shared, "shared", "", "the reference corpus (default: ../shared beside the checkout)")
+	flag.StringVar(&o.shared, "shared", "", "the reference corpus (default: $WLC_SHARED, else ../shared beside the checkout)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
@@ -71,6 +71,9 @@ func run(o options, out io.Writer) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
+	}
+	if o.shared == "" {
+		o.shared = os.Getenv("WLC_SHARED")
 	}
 	if o.shared == "" {
 		o.shared = filepath.Join(filepath.Dir(root), "shared")
