@@ -457,3 +457,29 @@ func treeHash(t *testing.T, dir string) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// TestServerDiesDuringInstall: the server dies while the client tools
+// install (slowly; it dies as pip starts): the job fails at once with the
+// server's status, and the install, pip included, is stopped and its venv
+// removed.
+func TestServerDiesDuringInstall(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	mark := filepath.Join(t.TempDir(), "pip-started")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_DELAY=60", "WLC_STUB_STARTUP_DELAY=60",
+		"WLC_STUB_PIP_MARK="+mark, "WLC_STUB_DIE_ON_FILE="+mark, "WLC_STUB_DIE_CODE=3")
+	res := j.Run(t, jobTimeout)
+	if res.Code != 3 {
+		t.Fatalf("exit %d, want the server's 3:\n%s", res.Code, res.Output)
+	}
+	if res.Took > 40*time.Second {
+		t.Errorf("the job took %v; the server died as pip (60 s) started", res.Took)
+	}
+	if n := len(runnertest.Find(j.Records(t), "pip", "install")); n != 1 {
+		t.Errorf("%d pip installs, want the 1 that was running", n)
+	}
+	j.NoProcessLeft(t)
+	if venvs, _ := filepath.Glob(filepath.Join(j.Dir, ".wlc-tools-*")); len(venvs) != 0 {
+		t.Errorf("the job's venv was left behind: %v", venvs)
+	}
+}

@@ -430,6 +430,16 @@ wlc_stop_follower() {
   fi
 }
 
+# wlc_kill_tree PID: TERM to PID and every process below it (Linux lists
+# each process's children in /proc), so an install still running when the
+# job ends (the server died) takes its pip with it.
+wlc_kill_tree() {
+  local kids=() c
+  read -ra kids <<<"$(cat /proc/"$1"/task/*/children 2>/dev/null | tr '\n' ' ')" || true
+  for c in "${kids[@]}"; do wlc_kill_tree "$c"; done
+  kill "$1" 2>/dev/null || true
+}
+
 # wlc_on_exit (the EXIT trap): stops the server and the log follower, then
 # exits with the first failure's status.
 wlc_on_exit() {
@@ -439,7 +449,7 @@ wlc_on_exit() {
   wlc_server_stop || true
   wlc_stop_follower
   if [ -n "$WLC_TOOLS_PID" ]; then
-    kill "$WLC_TOOLS_PID" 2>/dev/null || true
+    wlc_kill_tree "$WLC_TOOLS_PID"
     wait "$WLC_TOOLS_PID" 2>/dev/null || true
   fi
   [ "$WLC_TOOLS_OWN" = 0 ] || rm -rf "$WLC_TOOLS_VENV"

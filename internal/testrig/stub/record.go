@@ -50,6 +50,7 @@
 // model loading), WLC_STUB_DIE_AFTER=<seconds> (then exit
 // WLC_STUB_DIE_CODE, default 3), WLC_STUB_DIE_AFTER_REQUESTS=<n> (exit
 // WLC_STUB_DIE_CODE after answering n completion requests),
+// WLC_STUB_DIE_ON_FILE=<path> (exit WLC_STUB_DIE_CODE once path exists),
 // WLC_STUB_WORKERS=<n> (start n worker processes, recorded as mode
 // "worker", that outlive the server unless its process group is killed),
 // WLC_STUB_IGNORE_TERM=1 (ignore SIGTERM/SIGINT: only SIGKILL stops it),

@@ -177,6 +177,20 @@ func serve(args []string) int {
 			done <- stub.DieCode()
 		}()
 	}
+	if f := os.Getenv("WLC_STUB_DIE_ON_FILE"); f != "" {
+		// Dies once f exists: a test makes the server die at a moment of
+		// its choosing (e.g. the fake pip's WLC_STUB_PIP_MARK).
+		go func() {
+			for {
+				if _, err := os.Stat(f); err == nil {
+					fmt.Printf("ERROR stub vllm: dying as %s exists (WLC_STUB_DIE_ON_FILE)\n", f)
+					done <- stub.DieCode()
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+	}
 	if !headless {
 		go func() {
 			time.Sleep(stub.EnvSeconds("WLC_STUB_STARTUP_DELAY"))

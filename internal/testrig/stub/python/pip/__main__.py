@@ -162,6 +162,8 @@ def main(argv):
         plan.append((name, dist_info(src)[1], src, have, where))
     flags["installed"] = " ".join("%s==%s" % (n, v or "0") for n, v, _, _, _ in plan)
     record(argv, flags)
+    if os.environ.get("WLC_STUB_PIP_MARK"):
+        Path(os.environ["WLC_STUB_PIP_MARK"]).touch()  # "the install has started", for a test to act on
     delay = float(os.environ.get("WLC_STUB_PIP_DELAY", "0") or 0)
     if delay > 0:
         time.sleep(delay)  # downloading and building, as long as the test says
