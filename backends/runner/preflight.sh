@@ -46,10 +46,13 @@ else
   wait "$v" || true
 fi
 version=$(tail -n 1 "$tmp/version")
-[ -n "$version" ] || version="(its version is unknown: $(tail -n 1 "$tmp/version.err"))"
+[ -n "$version" ] || version='(version unknown)'
 # The option strings argparse prints (two to four spaces of indent, then
 # "-x, --xx X"), against the job's: vLLM reads --a_b as --a-b and
-# --a.b=v as a key of --a's JSON; -O3 is -O with its value.
+# --a.b=v as a key of --a's JSON; a unique prefix is argparse's
+# abbreviation (refused later by a parser that disallows them, never here:
+# a wrong refusal would stop a good job, so short options such as -O3 are
+# left to the server too).
 missing=$(python3 -c 'import re, sys
 known = set()
 for line in open(sys.argv[1], errors="replace"):
@@ -60,14 +63,12 @@ for line in open(sys.argv[1], errors="replace"):
 if not known:
     print("?")
     sys.exit()
-short = [k for k in known if len(k) == 2]
 for opt in sys.argv[2:]:
     if opt.startswith("--"):
         name = opt.split("=", 1)[0].split(".", 1)[0]
-        if name.replace("_", "-") not in known and name not in known:
-            print(opt)
-    elif opt not in known and not any(opt.startswith(s) for s in short):
-        print(opt)' "$tmp/help" "${opts[@]}") || missing='?'
+        dashed = name.replace("_", "-")
+        if dashed not in known and name not in known and len([k for k in known if k.startswith(dashed)]) != 1:
+            print(opt)' "$tmp/help" "${opts[@]}") || missing='?'
 if [ "$missing" = '?' ]; then
   wlc_pf_log "$name $version: \`$help\` listed no options, so the server's options were not checked; its output:"
   tail -n 5 "$tmp/help" "$tmp/help.err" >&2 || true
