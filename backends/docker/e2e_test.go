@@ -160,8 +160,8 @@ func TestServerDiesWhileLoading(t *testing.T) {
 		t.Fatalf("exit %d, want the server's 7:\n%s", res.Code, res.Output)
 	}
 	// Well before the 60 s "load" ends, counted from the server's start
-	// (in the container, the client tools are checked first, which takes
-	// a while on a busy machine).
+	// (in the container, the preflight runs first, which takes a while on
+	// a busy machine).
 	if starts := runnertest.Find(j.Records(t), "vllm", "serve"); len(starts) != 1 {
 		t.Errorf("%d server starts, want 1", len(starts))
 	} else if took := time.Since(starts[0].Time); took > 30*time.Second {
@@ -174,6 +174,30 @@ func TestServerDiesWhileLoading(t *testing.T) {
 	}
 	if n := j.BenchInvocations(t); n != 0 {
 		t.Errorf("%d bench runs after the server died", n)
+	}
+	checkTeardown(t, j)
+}
+
+// TestPreflightImageLacksFlag: the image's vLLM has no --max-num-seqs,
+// which the workload passes: the container's first step refuses it, so
+// vllm serve never starts, and the job fails with the preflight's status
+// and message (in the container's last log lines).
+func TestPreflightImageLacksFlag(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_VLLM_VERSION=0.11.0", "WLC_STUB_VLLM_LACKS=--max-num-seqs", "WLC_STUB_STARTUP_DELAY=60")
+	res := j.Run(t, jobTimeout)
+	if res.Code != 2 {
+		t.Fatalf("exit %d, want the preflight's 2:\n%s", res.Code, res.Output)
+	}
+	if !strings.Contains(res.Output, "the image's vLLM 0.11.0 has no option --max-num-seqs") {
+		t.Errorf("output does not name the flag and the version:\n%s", res.Output)
+	}
+	if res.Took > 30*time.Second {
+		t.Errorf("the job took %v to refuse the flag", res.Took)
+	}
+	if n := len(runnertest.Find(j.Records(t), "vllm", "serve")); n != 0 {
+		t.Errorf("%d servers started", n)
 	}
 	checkTeardown(t, j)
 }

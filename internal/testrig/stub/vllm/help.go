@@ -10,10 +10,10 @@ import (
 )
 
 // The image this stub stands for: WLC_STUB_VLLM_VERSION (default 0.13.0)
-// is what `vllm --version` prints. When a built-in catalog has that
-// release, `vllm serve --help=all` lists exactly its options; otherwise
-// (the default) every option of every built-in catalog, an image that
-// knows whatever wlc knows. WLC_STUB_VLLM_LACKS=--a,--b takes options
+// is what `vllm --version` prints. When it is set to a release a built-in
+// catalog has, `vllm serve --help=all` lists exactly that catalog's
+// options; otherwise (unset: the default) every option of every built-in
+// catalog, an image that knows whatever wlc knows. WLC_STUB_VLLM_LACKS=--a,--b takes options
 // away: help does not list them and `vllm serve` refuses them as vLLM's
 // argparse does, at once, with status 2.
 
@@ -45,7 +45,7 @@ func serveFlags() []*vllmcatalog.Flag {
 			}
 		}
 	}
-	label := "v" + strings.TrimPrefix(version(), "v")
+	label := "v" + strings.TrimPrefix(os.Getenv("WLC_STUB_VLLM_VERSION"), "v")
 	exact := false
 	for _, c := range vllmcatalog.Builtin() {
 		if c.Label == label {
