@@ -621,11 +621,13 @@ func ServeOptions(w plan.Workload, extra ...string) []string {
 	return out
 }
 
-// isOption: an argparse option string (-x, --xx), not a negative number or
-// a value.
+// isOption: a token argparse reads as an option string (-x, --xx,
+// --xx=v), not a negative number and not a value with a blank in it
+// (argparse takes "-x y" as one positional value).
 func isOption(a string) bool {
 	rest := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-	return rest != a && rest != "" && unicode.IsLetter(rune(rest[0]))
+	name, _, _ := strings.Cut(a, "=")
+	return rest != a && rest != "" && unicode.IsLetter(rune(rest[0])) && !strings.ContainsAny(name, " \t\n")
 }
 
 // Preflight is the run section's wlc_preflight call with w's server
