@@ -145,8 +145,9 @@ wlc_server_stop() {
   if kill -0 "$WLC_SERVER_PID" 2>/dev/null; then
     wlc_log "stopping the server (process group $WLC_SERVER_PID)"
     kill -TERM -- "-$WLC_SERVER_PID" 2>/dev/null || true
+    # Polled often: the GPUs are held until the job exits.
     while kill -0 "$WLC_SERVER_PID" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
-      sleep 0.5
+      sleep 0.05
     done
   fi
   kill -KILL -- "-$WLC_SERVER_PID" 2>/dev/null || true
