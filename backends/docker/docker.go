@@ -94,9 +94,11 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"  docker logs -f \"$WLC_CONTAINER\" > >(tee -a \"$WLC_SERVER_LOG\" | wlc_show_log) 2>&1 &\n" +
 			"  WLC_FOLLOWER_PID=$!\n" +
 			"}\n" + functions,
-		Prepare:      prepare,
-		ToolsAtStart: true,
-		Job:          job,
+		Prepare:          prepare,
+		PreflightAtStart: true,
+		ToolsVenv:        `"/tmp/$WLC_CONTAINER-tools"`,
+		ToolsVenvKept:    true, // it goes with the container
+		Job:              job,
 	}, nil
 }
 
@@ -113,10 +115,11 @@ func where(w plan.Workload) string {
 	if w.Engine == schema.EngineSGLang {
 		server = "`python3 -m sglang.launch_server`"
 	}
-	start := "`docker run -d` starts the image with " + server
+	start := "`docker run -d` starts the image, whose first step checks that its " + runner.EngineName(w) + " has every server\n" +
+		"option (the preflight), then runs " + server
 	if len(w.Tools) > 0 {
-		start = "`docker run -d` starts the image, whose first step checks the client tools (and\n" +
-			"installs them with pip) before it runs " + server
+		start += "; client tools the image lacks are pip-installed into\n" +
+			"their own virtual environment in the container while the server loads"
 	}
 	return "It runs on a " + w.Platform + " docker host: " + start + "; every client (the\n" +
 		"benchmark, the median, lm_eval, bfcl) runs inside the container (docker exec), and the container\n" +
@@ -139,6 +142,7 @@ wlc_server_log_tail() {
 
 # wlc_in_server CMD...: runs CMD in the container, where vllm and python3 are.
 wlc_in_server() { docker exec "$WLC_CONTAINER" "$@"; }
+wlc_beside_server() { docker exec "$WLC_CONTAINER" "$@"; }
 
 # wlc_fetch_result FILE and wlc_fetch_dir DIR: copy results out of the
 # container; docker cp writes them as this user, so the CI agent can clean
@@ -256,10 +260,9 @@ func jobFunction(w plan.Workload, host schema.DockerHost) (string, error) {
 }
 
 // runCommand is the docker run command of the server, flags in a fixed
-// order: containerFlags, then the image and the server's arguments: a vLLM
-// image's entrypoint is `vllm serve`, so it gets only the arguments; an
-// SGLang image has none, so it gets the whole `python3 -m
-// sglang.launch_server` command.
+// order: containerFlags, then the image with bash as its entrypoint
+// running the preflight, which then execs the server's whole command
+// (`vllm serve`, or `python3 -m sglang.launch_server`) and arguments.
 func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	flags, err := containerFlags(w, host, true)
 	if err != nil {
@@ -268,17 +271,26 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	lines := append([][]string{{"docker", "run", "-d"}}, flags...)
 	add := func(ws ...string) { lines = append(lines, ws) }
 	if len(w.Tools) > 0 {
-		// The tools check runs first in the container, which is where the
-		// clients run (docker exec); the server starts only once it passed.
+		// tools.sh runs in the container (docker exec) and reads it there.
 		add("-e", "WLC_TOOLS_RETRY_S")
-		add("--entrypoint", "bash")
-		add(`"$WLC_IMAGE"`)
-		add("-c", `"$WLC_TOOLS_SH"`, "wlc-tools", `"${WLC_TOOLS[@]}"`, "--")
-		if w.Engine != schema.EngineSGLang {
-			add("vllm", "serve")
-		}
-	} else {
-		add(`"$WLC_IMAGE"`)
+	}
+	// The preflight is the container's first step: the image is only
+	// there; the server starts once it passed (exec).
+	opts, err := runner.Words(runner.ServeOptions(w, "--host", "--port"), runner.NoVars)
+	if err != nil {
+		return "", err
+	}
+	add("--entrypoint", "bash")
+	add(`"$WLC_IMAGE"`)
+	add("-c", `"$WLC_PREFLIGHT_SH"`, "wlc-preflight", `"$WLC_ENGINE"`)
+	for len(opts) > 0 {
+		n := min(6, len(opts))
+		add(opts[:n]...)
+		opts = opts[n:]
+	}
+	add("--")
+	if w.Engine != schema.EngineSGLang {
+		add("vllm", "serve")
 	}
 	if w.Engine == schema.EngineSGLang {
 		cmd, e := runner.Words(w.Serve.Command, runner.NoVars)

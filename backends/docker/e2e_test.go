@@ -114,7 +114,7 @@ func TestEndToEnd(t *testing.T) {
 	for _, want := range []string{"--gpus 2", "--ipc=host", "-v /tmp/wlc-test-hf:/tmp/wlc-test-hf",
 		"-e HF_HOME=/tmp/wlc-test-hf", "-e VLLM_LOGGING_LEVEL=DEBUG", "-e HF_TOKEN -e WLC_TEST_SECRET",
 		"--entrypoint bash vllm/vllm-openai:nightly -c ",
-		" wlc-tools lm_eval install ",
+		" wlc-preflight vllm --tensor-parallel-size ",
 		" -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("docker run lacks %q: %s", want, joined)
@@ -122,6 +122,17 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(joined, "hf-secret-value") {
 		t.Errorf("a secret's value is on the docker command line: %s", joined)
+	}
+	// The client tools went into a venv in the container, by docker exec
+	// while the server loaded.
+	var tools []string
+	for _, c := range dockerCalls(t, j) {
+		if c[0] == "exec" && slices.Contains(c, "wlc-tools") {
+			tools = c
+		}
+	}
+	if i := slices.Index(tools, "wlc-tools"); i < 0 || !strings.HasPrefix(tools[i+1], "/tmp/wlc-qwen3_sweep_h100-") || tools[i+2] != "lm_eval" {
+		t.Errorf("no docker exec of the tools install into the container's venv: %q", tools)
 	}
 	serve := runnertest.Find(j.Records(t), "vllm", "serve")
 	if len(serve) != 1 {
@@ -149,8 +160,8 @@ func TestServerDiesWhileLoading(t *testing.T) {
 		t.Fatalf("exit %d, want the server's 7:\n%s", res.Code, res.Output)
 	}
 	// Well before the 60 s "load" ends, counted from the server's start
-	// (in the container, the client tools are checked first, which takes
-	// a while on a busy machine).
+	// (in the container, the preflight runs first, which takes a while on
+	// a busy machine).
 	if starts := runnertest.Find(j.Records(t), "vllm", "serve"); len(starts) != 1 {
 		t.Errorf("%d server starts, want 1", len(starts))
 	} else if took := time.Since(starts[0].Time); took > 30*time.Second {
@@ -163,6 +174,30 @@ func TestServerDiesWhileLoading(t *testing.T) {
 	}
 	if n := j.BenchInvocations(t); n != 0 {
 		t.Errorf("%d bench runs after the server died", n)
+	}
+	checkTeardown(t, j)
+}
+
+// TestPreflightImageLacksFlag: the image's vLLM has no --max-num-seqs,
+// which the workload passes: the container's first step refuses it, so
+// vllm serve never starts, and the job fails with the preflight's status
+// and message (in the container's last log lines).
+func TestPreflightImageLacksFlag(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, docker.Backend{}, w, "WLC_STUB_VLLM_VERSION=0.11.0", "WLC_STUB_VLLM_LACKS=--max-num-seqs", "WLC_STUB_STARTUP_DELAY=60")
+	res := j.Run(t, jobTimeout)
+	if res.Code != 2 {
+		t.Fatalf("exit %d, want the preflight's 2:\n%s", res.Code, res.Output)
+	}
+	if !strings.Contains(res.Output, "the image's vLLM 0.11.0 has no option --max-num-seqs") {
+		t.Errorf("output does not name the flag and the version:\n%s", res.Output)
+	}
+	if res.Took > 30*time.Second {
+		t.Errorf("the job took %v to refuse the flag", res.Took)
+	}
+	if n := len(runnertest.Find(j.Records(t), "vllm", "serve")); n != 0 {
+		t.Errorf("%d servers started", n)
 	}
 	checkTeardown(t, j)
 }

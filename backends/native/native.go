@@ -81,8 +81,9 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 		reset = "  WLC_SERVER_WAITED=0\n"
 	}
 	desc := "It runs where " + where + " is installed (a pod with the " + w.Platform + " " + runner.EngineName(w) + " image): `" + name + "` is a\n" +
-		"child process in its own process group, logging to results/; everything else runs beside it,\n" +
-		"after the client tools the steps need are checked (and installed with pip) before the server starts."
+		"child process in its own process group, logging to results/; everything else runs beside it. The\n" +
+		"preflight checks the image's " + runner.EngineName(w) + " for every server option first; client tools the image lacks\n" +
+		"are pip-installed into their own virtual environment while the server loads."
 	if w.Job != nil {
 		desc = "It runs on the machine (or in the pod) that has the GPUs: the custom job runs here, no server."
 	}
@@ -102,7 +103,8 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"  tail -n +1 -f \"$WLC_SERVER_LOG\" > >(wlc_show_log) &\n" +
 			"  WLC_FOLLOWER_PID=$!\n" +
 			"}\n" + functions,
-		Prepare: "WLC_BENCH_DIR=$WLC_RESULTS_DIR\n",
+		Prepare:   "WLC_BENCH_DIR=$WLC_RESULTS_DIR\n",
+		ToolsVenv: `"$PWD/.wlc-tools-${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}"`,
 		Job: "# wlc_job_run DIR CMD...: the custom job runs here, where the server\n" +
 			"# would, with the GPUs this machine gives the job.\n" +
 			"wlc_job_run() {\n" +
@@ -129,7 +131,7 @@ wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || tr
 
 wlc_in_server() { "$@"; }
 
-wlc_before_server() { "$@"; } # the clients run here too
+wlc_beside_server() { "$@"; } # the clients run here too
 
 # The clients write into the results directory themselves.
 wlc_fetch_result() { :; }
@@ -143,8 +145,9 @@ wlc_server_stop() {
   if kill -0 "$WLC_SERVER_PID" 2>/dev/null; then
     wlc_log "stopping the server (process group $WLC_SERVER_PID)"
     kill -TERM -- "-$WLC_SERVER_PID" 2>/dev/null || true
+    # Polled often: the GPUs are held until the job exits.
     while kill -0 "$WLC_SERVER_PID" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
-      sleep 0.5
+      sleep 0.05
     done
   fi
   kill -KILL -- "-$WLC_SERVER_PID" 2>/dev/null || true

@@ -1,6 +1,10 @@
 package native_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -256,14 +260,16 @@ const jobTimeout = 6 * time.Minute
 
 // TestToolsAndDatasets: the image ships lm_eval (image_tools): the job
 // checks it and installs the others with one pip call, retried after a
-// failure, before vllm serve starts; SPEED-Bench's part is prepared where
-// the bench runs and passed as --dataset-path; BFCL runs its leaf and its
-// group, each scored in lm_eval's results format.
+// failure, into the job's own virtual environment while the server loads
+// (the image's Python is not written, the venv is gone after the job);
+// SPEED-Bench's part is prepared where the bench runs and passed as
+// --dataset-path; BFCL runs its leaf and its group, each scored in
+// lm_eval's results format.
 func TestToolsAndDatasets(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "tools.txtar")
 	bin := runnertest.Stubs(t)
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=1")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=1", "WLC_STUB_STARTUP_DELAY=1")
 	site := filepath.Join(j.Dir, "pip-site")
 	j.Env = append(j.Env, "PYTHONPATH="+stub.Python(bin, site, "lm-eval"))
 	res := j.Run(t, jobTimeout)
@@ -275,20 +281,30 @@ func TestToolsAndDatasets(t *testing.T) {
 	if len(pips) != 2 || len(serve) != 1 {
 		t.Fatalf("%d pip installs (want 2: a failure, a retry) and %d servers:\n%s", len(pips), len(serve), res.Output)
 	}
-	want := []string{"install", "--quiet", "datasets", "numpy", "pandas", "tiktoken", "bfcl-eval", "soundfile", "--user"}
+	want := []string{"install", "--quiet", "datasets", "numpy", "pandas", "tiktoken", "bfcl-eval", "soundfile"}
+	venvs, _ := filepath.Glob(filepath.Join(j.Dir, ".wlc-tools-*"))
 	for _, p := range pips {
 		if !slices.Equal(p.Argv, want) {
 			t.Errorf("pip %q, want %q (lm_eval is the image's)", p.Argv, want)
 		}
-		if p.Time.After(serve[0].Time) {
-			t.Error("pip ran after vllm serve started")
+		if v := p.Flags["venv"]; filepath.Dir(v) != j.Dir || !strings.HasPrefix(filepath.Base(v), ".wlc-tools-") {
+			t.Errorf("pip installed into %q (venv %q), want the job's own venv in %s", p.Flags["site"], v, j.Dir)
 		}
+	}
+	if _, err := os.Stat(site); err == nil || len(venvs) != 0 {
+		t.Errorf("the image's site %s was written (%v) or the job's venv %v was left behind", site, err, venvs)
 	}
 	if strings.Contains(res.Output, "lm_eval: installing") {
 		t.Error("lm_eval, which the image ships, was installed")
 	}
-	wantOutput(t, res, "pip install datasets numpy pandas tiktoken bfcl-eval soundfile failed (attempt 1 of 3)",
-		"every client tool is there: speed_bench lm_eval bfcl", "done prepare speed_bench/qualitative/coding", "done bfcl multi_turn")
+	wantOutput(t, res, "client tools ready after", "done prepare speed_bench/qualitative/coding", "done bfcl multi_turn")
+	log, _ := os.ReadFile(filepath.Join(j.Results(), "tools.log"))
+	for _, w := range []string{"pip install datasets numpy pandas tiktoken bfcl-eval soundfile failed (attempt 1 of 3)",
+		"every client tool is there: speed_bench lm_eval bfcl"} {
+		if !strings.Contains(string(log), w) {
+			t.Errorf("tools.log lacks %q:\n%s", w, log)
+		}
+	}
 
 	data, err := os.ReadFile(filepath.Join(j.Dir, "data", "speed_bench", "qualitative-coding", "qualitative.jsonl"))
 	if err != nil || strings.Count(string(data), "\n") != 3 || !strings.Contains(string(data), `"messages": [{"role": "user"`) {
@@ -317,39 +333,153 @@ func TestToolsAndDatasets(t *testing.T) {
 }
 
 // TestImageLacksTool: the profile says the image ships lm_eval but it does
-// not: the job fails at once naming it, installs nothing, starts nothing.
+// not: while the server loads (slowly), the job fails naming it, installs
+// nothing and stops the server within seconds.
 func TestImageLacksTool(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "tools.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w)
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_STARTUP_DELAY=60")
 	res := j.Run(t, jobTimeout)
 	if res.Code != 127 {
 		t.Fatalf("exit %d, want 127:\n%s", res.Code, res.Output)
 	}
 	wantOutput(t, res, "lm_eval: the profile says the image ships it (image_tools), but python3 cannot import lm_eval",
-		"missing: lm_eval; nothing was started", "the server was not started")
-	rs := j.Records(t)
-	if n := len(runnertest.Find(rs, "vllm", "serve")) + len(runnertest.Find(rs, "pip", "install")); n != 0 {
-		t.Errorf("%d servers or pip installs", n)
+		"the client tools' install failed (status 127, missing: lm_eval)", "stopping the server")
+	if res.Took > 30*time.Second {
+		t.Errorf("the job took %v to fail; the server loads for 60 s", res.Took)
 	}
+	if n := len(runnertest.Find(j.Records(t), "pip", "install")); n != 0 {
+		t.Errorf("%d pip installs", n)
+	}
+	j.NoProcessLeft(t)
 }
 
-// TestToolInstallFails: pip fails three times: the job stops before the
-// server starts, naming every missing tool.
+// TestToolInstallFails: pip fails three times while the server loads: the
+// job stops the server and fails at once, naming every missing tool.
 func TestToolInstallFails(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=3")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_FAILS=3", "WLC_STUB_STARTUP_DELAY=60")
 	res := j.Run(t, jobTimeout)
 	if res.Code != 127 {
 		t.Fatalf("exit %d, want 127:\n%s", res.Code, res.Output)
 	}
-	wantOutput(t, res, "failed 3 times", "missing: lm_eval bfcl; nothing was started")
-	rs := j.Records(t)
-	if n := len(runnertest.Find(rs, "pip", "install")); n != 3 {
+	wantOutput(t, res, "failed 3 times", "the client tools' install failed (status 127, missing: lm_eval bfcl)", "stopping the server")
+	if res.Took > 30*time.Second {
+		t.Errorf("the job took %v to fail; the server loads for 60 s", res.Took)
+	}
+	if n := len(runnertest.Find(j.Records(t), "pip", "install")); n != 3 {
 		t.Errorf("%d pip attempts, want 3", n)
 	}
-	if n := len(runnertest.Find(rs, "vllm", "serve")); n != 0 {
-		t.Errorf("%d servers started", n)
+	j.NoProcessLeft(t)
+}
+
+// TestToolsLeaveServerPython: bfcl-eval pins numpy 1.26.4 while the
+// image's Python, which the server imports, has numpy 2.2.6. The install
+// brings numpy 1.26.4 into the tools' venv only: the image's site is
+// byte-for-byte unchanged after the job and the server ran with its own
+// numpy.
+func TestToolsLeaveServerPython(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "tools.txtar")
+	bin := runnertest.Stubs(t)
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_SERVER_IMPORTS=numpy", "WLC_STUB_STARTUP_DELAY=1")
+	site := filepath.Join(j.Dir, "pip-site")
+	image := filepath.Join(bin, "python", "dists", "numpy")
+	j.Env = append(j.Env, "PYTHONPATH="+stub.Python(bin, site, "lm-eval", "numpy"))
+	before := treeHash(t, image)
+	res := j.Run(t, jobTimeout)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	rs := j.Records(t)
+	pips, serve := runnertest.Find(rs, "pip", "install"), runnertest.Find(rs, "vllm", "serve")
+	if len(pips) != 1 || len(serve) != 1 {
+		t.Fatalf("%d pip installs and %d servers, want 1 each:\n%s", len(pips), len(serve), res.Output)
+	}
+	if got := pips[0].Flags["installed"]; !strings.Contains(got, "numpy==1.26.4") || pips[0].Flags["venv"] == "" {
+		t.Errorf("pip installed %q into venv %q; want bfcl-eval's numpy==1.26.4 in the tools' venv", got, pips[0].Flags["venv"])
+	}
+	if got := serve[0].Flags["import:numpy"]; got != "2.2.6" {
+		t.Errorf("the server imported numpy %s, want the image's 2.2.6", got)
+	}
+	if after := treeHash(t, image); after != before {
+		t.Errorf("the image's numpy changed during the job")
+	}
+	if _, err := os.Stat(site); !os.IsNotExist(err) {
+		t.Errorf("the image's site %s was written: %v", site, err)
+	}
+}
+
+// TestPreflightImageLacksFlag: the image's vLLM (0.11.0 here) has no
+// --max-num-seqs, which the workload passes: the job fails in seconds,
+// before any server or install starts, naming the flag and the version.
+func TestPreflightImageLacksFlag(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_VLLM_VERSION=0.11.0", "WLC_STUB_VLLM_LACKS=--max-num-seqs", "WLC_STUB_STARTUP_DELAY=60")
+	res := j.Run(t, jobTimeout)
+	if res.Code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "the image's vLLM 0.11.0 has no option --max-num-seqs", "the server was not started")
+	if res.Took > 10*time.Second {
+		t.Errorf("the job took %v to refuse the flag", res.Took)
+	}
+	rs := j.Records(t)
+	if n := len(runnertest.Find(rs, "vllm", "serve")) + len(runnertest.Find(rs, "pip", "install")); n != 0 {
+		t.Errorf("%d servers or installs started", n)
+	}
+}
+
+// treeHash is a digest of every file's path and content under dir
+// (Python's bytecode caches aside: importing writes them).
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "__pycache__" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n", p, len(data))
+		h.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestServerDiesDuringInstall: the server dies while the client tools
+// install (slowly; it dies as pip starts): the job fails at once with the
+// server's status, and the install, pip included, is stopped and its venv
+// removed.
+func TestServerDiesDuringInstall(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "sweep.txtar")
+	mark := filepath.Join(t.TempDir(), "pip-started")
+	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_STUB_PIP_DELAY=60", "WLC_STUB_STARTUP_DELAY=60",
+		"WLC_STUB_PIP_MARK="+mark, "WLC_STUB_DIE_ON_FILE="+mark, "WLC_STUB_DIE_CODE=3")
+	res := j.Run(t, jobTimeout)
+	if res.Code != 3 {
+		t.Fatalf("exit %d, want the server's 3:\n%s", res.Code, res.Output)
+	}
+	if res.Took > 40*time.Second {
+		t.Errorf("the job took %v; the server died as pip (60 s) started", res.Took)
+	}
+	if n := len(runnertest.Find(j.Records(t), "pip", "install")); n != 1 {
+		t.Errorf("%d pip installs, want the 1 that was running", n)
+	}
+	j.NoProcessLeft(t)
+	if venvs, _ := filepath.Glob(filepath.Join(j.Dir, ".wlc-tools-*")); len(venvs) != 0 {
+		t.Errorf("the job's venv was left behind: %v", venvs)
 	}
 }

@@ -11,8 +11,14 @@ WLC_FAILED=()       # labels of the failed steps, for the summary
 WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped; none: no server (a custom job)
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
+WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
+WLC_TOOLS_PID=''    # the client tools' install, running while the server loads
+WLC_TOOLS_VENV=${WLC_TOOLS_VENV:-} # their virtual environment (the runtime's default unless set)
+WLC_TOOLS_OWN=0     # 1: the venv is this job's own, removed at exit
 
-wlc_log() { printf '[wlc %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+# The time is printf's own (no date process per line: a job logs on its
+# critical path, between the server's readiness and the first request).
+wlc_log() { TZ=UTC0 printf '[wlc %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 
 # wlc_require TOOL...: stops before anything starts when a tool is missing.
 wlc_require() {
@@ -39,7 +45,9 @@ wlc_warn_unset() {
 # jobs on one host never share a container name or a port.
 wlc_init() {
   WLC_RUN_ID=${WLC_RUN_ID:-${BUILDKITE_JOB_ID:-${SLURM_JOB_ID:-$$-$(date +%s)}}}
-  WLC_POLL_S=${WLC_POLL_S:-5}
+  # Polls are cheap (a refused connection while the model loads) and the
+  # GPUs are held: a ready server is seen within a quarter second.
+  WLC_POLL_S=${WLC_POLL_S:-0.25}
   # TERM, then KILL after this: inside the 10 s a CI agent gives a
   # cancelled job before it kills the script (Buildkite's default
   # cancel-grace-period), so the server (in its own session) is never
@@ -105,11 +113,13 @@ wlc_lists_model() {
 }
 
 # wlc_wait_ready: polls /health, then /v1/models for the model, every
-# WLC_POLL_S seconds for at most WLC_STARTUP_TIMEOUT_S. Returns the
-# server's exit status (at least 1) as soon as it dies, 124 on timeout,
-# printing the last server log lines either way.
+# WLC_POLL_S seconds for at most WLC_STARTUP_TIMEOUT_S, and the client
+# tools' install (wlc_tools_start) beside it: returns once both are done.
+# Returns the server's exit status (at least 1) as soon as it dies, 124 on
+# timeout, printing the last server log lines either way; a failed install
+# ends the job at once (wlc_tools_done).
 wlc_wait_ready() {
-  local start=$SECONDS models=''
+  local start=$SECONDS models='' ready=0 told=0
   local deadline=$((SECONDS + WLC_STARTUP_TIMEOUT_S)) progress=$((SECONDS + 60))
   wlc_log "waiting up to ${WLC_STARTUP_TIMEOUT_S}s for $WLC_BASE_URL/health and /v1/models to list $WLC_MODEL"
   while :; do
@@ -120,19 +130,25 @@ wlc_wait_ready() {
       wlc_server_log_tail
       return "$WLC_SERVER_RC"
     fi
-    if curl -fsS -o /dev/null --max-time 10 "$WLC_BASE_URL/health" 2>/dev/null &&
+    if [ "$ready" = 0 ] && curl -fsS -o /dev/null --max-time 10 "$WLC_BASE_URL/health" 2>/dev/null &&
       models=$(curl -fsS --max-time 10 "$WLC_BASE_URL/v1/models" 2>/dev/null) &&
       wlc_lists_model "$models"; then
       wlc_log "server ready after $((SECONDS - start))s"
-      return 0
+      ready=1
     fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
+    if wlc_tools_done; then
+      [ "$ready" = 0 ] || return 0
+    elif [ "$ready" = 1 ] && [ "$told" = 0 ]; then
+      wlc_log "waiting for the client tools' install (log: $WLC_RESULTS_DIR/tools.log)"
+      told=1
+    fi
+    if [ "$ready" = 0 ] && [ "$SECONDS" -ge "$deadline" ]; then
       wlc_log "the server was not ready within ${WLC_STARTUP_TIMEOUT_S}s (last /v1/models: ${models:-none}); its last log lines:"
       wlc_server_log_tail
       return 124
     fi
     if [ "$SECONDS" -ge "$progress" ]; then
-      wlc_log "still waiting for the server ($((SECONDS - start))s)"
+      wlc_log "still waiting for the $(if [ "$ready" = 0 ]; then echo server; else echo "client tools' install"; fi) ($((SECONDS - start))s)"
       progress=$((SECONDS + 60))
     fi
     sleep "$WLC_POLL_S"
@@ -307,22 +323,80 @@ wlc_ingest_send() {
   fi
 }
 
-# wlc_tools: checks the client tools where the clients will run (the
-# runtime's wlc_before_server) and installs the missing ones there, before
-# the server starts: a tool that cannot be had stops the job in seconds,
-# naming it, instead of after the model loaded.
-wlc_tools() {
-  local rc=0 i names=()
+# wlc_tools_start: checks the client tools where the clients will run (the
+# runtime's wlc_beside_server) and installs the missing ones into their own
+# virtual environment, $WLC_TOOLS_VENV (tools.sh), in the background while
+# the server loads: the install costs the GPUs no time unless it outlasts
+# the load, and the server's Python is never written. Its output goes to
+# tools.log; wlc_wait_ready waits for it.
+wlc_tools_start() {
+  local i names=()
   for ((i = 0; i < ${#WLC_TOOLS[@]}; i += 4)); do names+=("${WLC_TOOLS[i]}"); done
-  wlc_log "checking the client tools before the server starts: ${names[*]}"
-  wlc_before_server bash -c "$WLC_TOOLS_SH" wlc-tools "${WLC_TOOLS[@]}" || rc=$?
+  wlc_log "checking the client tools (${names[*]}) while the server loads; missing ones go into $WLC_TOOLS_VENV (log: $WLC_RESULTS_DIR/tools.log)"
+  WLC_TOOLS_START=$SECONDS
+  wlc_beside_server bash -c "$WLC_TOOLS_SH" wlc-tools "$WLC_TOOLS_VENV" "${WLC_TOOLS[@]}" \
+    </dev/null >"$WLC_RESULTS_DIR/tools.log" 2>&1 &
+  WLC_TOOLS_PID=$!
+}
+
+# wlc_tools_done: status 0 once the tools' install succeeded (or when none
+# runs), 1 while it runs. When it failed, the job ends here with its status,
+# the install's log in the job's (the EXIT trap stops the server).
+wlc_tools_done() {
+  local rc=0
+  [ -n "$WLC_TOOLS_PID" ] || return 0
+  ! kill -0 "$WLC_TOOLS_PID" 2>/dev/null || return 1
+  wait "$WLC_TOOLS_PID" || rc=$?
+  WLC_TOOLS_PID=''
   if [ "$rc" -ne 0 ]; then
-    wlc_log "a client tool is missing (see above); the server was not started"
+    sed 's/^/  tools | /' "$WLC_RESULTS_DIR/tools.log" >&2 || true
+    wlc_log "the client tools' install failed (status $rc, $(grep -o 'missing: .*' "$WLC_RESULTS_DIR/tools.log" | tail -n 1)) after $((SECONDS - WLC_TOOLS_START))s; stopping the server"
+    exit "$rc"
+  fi
+  wlc_log "client tools ready after $((SECONDS - WLC_TOOLS_START))s"
+}
+
+# WLC_VENV_SH runs a client with the tools' virtual environment first, as
+# its activate script would (PATH, VIRTUAL_ENV), and its site-packages
+# ahead of an image's PYTHONPATH, so a version a tool pinned wins for the
+# clients: bash -c "$WLC_VENV_SH" wlc-venv VENV CMD...
+WLC_VENV_SH='v=$1
+shift
+case $v in /*) ;; *) v=$PWD/$v ;; esac
+if [ -x "$v/bin/python3" ]; then
+  if [ -n "${PYTHONPATH:-}" ]; then
+    for s in "$v"/lib/python3*/site-packages; do PYTHONPATH=$s:$PYTHONPATH; done
+  fi
+  PATH=$v/bin:$PATH VIRTUAL_ENV=$v
+  export PATH VIRTUAL_ENV
+fi
+exec "$@"'
+
+# wlc_in_tools CMD...: CMD where the clients run (wlc_in_server), with the
+# client tools' virtual environment when the job has one.
+wlc_in_tools() {
+  if [ -z "$WLC_TOOLS_VENV" ]; then
+    wlc_in_server "$@"
+  else
+    wlc_in_server bash -c "$WLC_VENV_SH" wlc-venv "$WLC_TOOLS_VENV" "$@"
+  fi
+}
+
+# wlc_preflight OPTION...: before the server starts, the image's engine
+# must know every OPTION the job passes it (preflight.sh, where the server
+# will run: the runtime's wlc_beside_server); a flag it lacks ends the job
+# in seconds, naming the flag and the engine's version.
+wlc_preflight() {
+  local rc=0
+  wlc_beside_server bash -c "$WLC_PREFLIGHT_SH" wlc-preflight "$WLC_ENGINE" "$@" </dev/null || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    wlc_log "preflight failed (status $rc, see above); the server was not started"
     exit "$rc"
   fi
 }
 
-# wlc_eval DIR... -- CMD...: runs CMD where the server runs, then brings
+# wlc_eval DIR... -- CMD...: runs CMD where the server runs (with the
+# client tools' virtual environment: wlc_in_tools), then brings
 # each results directory DIR back (also after a failure: partial output
 # helps), and returns CMD's status.
 wlc_eval() {
@@ -332,7 +406,7 @@ wlc_eval() {
     shift
   done
   shift
-  wlc_in_server "$@" || rc=$?
+  wlc_in_tools "$@" || rc=$?
   for d in "${dirs[@]}"; do
     wlc_fetch_dir "$d" || [ "$rc" -ne 0 ] || rc=$?
   done
@@ -356,6 +430,16 @@ wlc_stop_follower() {
   fi
 }
 
+# wlc_kill_tree PID: TERM to PID and every process below it (Linux lists
+# each process's children in /proc), so an install still running when the
+# job ends (the server died) takes its pip with it.
+wlc_kill_tree() {
+  local kids=() c
+  read -ra kids <<<"$(cat /proc/"$1"/task/*/children 2>/dev/null | tr '\n' ' ')" || true
+  for c in "${kids[@]}"; do wlc_kill_tree "$c"; done
+  kill "$1" 2>/dev/null || true
+}
+
 # wlc_on_exit (the EXIT trap): stops the server and the log follower, then
 # exits with the first failure's status.
 wlc_on_exit() {
@@ -364,6 +448,11 @@ wlc_on_exit() {
   trap - EXIT
   wlc_server_stop || true
   wlc_stop_follower
+  if [ -n "$WLC_TOOLS_PID" ]; then
+    wlc_kill_tree "$WLC_TOOLS_PID"
+    wait "$WLC_TOOLS_PID" 2>/dev/null || true
+  fi
+  [ "$WLC_TOOLS_OWN" = 0 ] || rm -rf "$WLC_TOOLS_VENV"
   [ "$rc" -ne 0 ] || rc=$WLC_STATUS
   if [ "${#WLC_FAILED[@]}" -gt 0 ]; then
     wlc_log "failed: ${WLC_FAILED[*]}"

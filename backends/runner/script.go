@@ -32,11 +32,13 @@ type engine struct {
 	client string // the benchmark client, for the header
 	bench  string // the lib.sh function one bench run calls
 	lib    string // shell functions the client needs beyond lib.sh
+	// preflight is preflight.sh's ENGINE: how the image is asked.
+	preflight string
 }
 
 var engines = map[string]engine{
-	schema.EngineVLLM:   {name: "vLLM", a: "a vLLM", client: "vllm bench serve", bench: "wlc_bench"},
-	schema.EngineSGLang: {name: "SGLang", a: "an SGLang", client: "python3 -m sglang.bench_serving", bench: "wlc_sglang_bench", lib: sglangLib},
+	schema.EngineVLLM:   {name: "vLLM", a: "a vLLM", client: "vllm bench serve", bench: "wlc_bench", preflight: "vllm"},
+	schema.EngineSGLang: {name: "SGLang", a: "an SGLang", client: "python3 -m sglang.bench_serving", bench: "wlc_sglang_bench", lib: sglangLib, preflight: "sglang"},
 }
 
 // engineOf is w's engine; a plan without one is vLLM's (as the schema's
@@ -68,6 +70,9 @@ var ingestPy string
 
 //go:embed tools.sh
 var toolsSh string
+
+//go:embed preflight.sh
+var preflightSh string
 
 //go:embed bfcl.py
 var bfclPy string
@@ -104,11 +109,18 @@ type Runtime struct {
 	// run, in the image with every reserved GPU, DIR (under
 	// $WLC_BENCH_DIR) made first. Empty: the backend runs no custom job.
 	Job string
-	// ToolsAtStart says wlc_server_start checks the client tools itself,
-	// in the server's container before vllm serve (docker: the container
-	// exists only once it starts). Otherwise Run checks them first with
-	// wlc_tools, which the runtime's wlc_before_server runs.
-	ToolsAtStart bool
+	// ToolsVenv is the shell expression of the client tools' virtual
+	// environment where the clients run, unless WLC_TOOLS_VENV names one
+	// (then it is kept): a directory of this job's own.
+	ToolsVenv string
+	// ToolsVenvKept says the job leaves its own venv (docker: it goes
+	// with the container); otherwise the EXIT trap removes it.
+	ToolsVenvKept bool
+	// PreflightAtStart says wlc_server_start runs the preflight itself,
+	// as the server container's first step (docker: the image exists only
+	// in the container). Otherwise Run calls wlc_preflight first, which
+	// the runtime's wlc_beside_server runs.
+	PreflightAtStart bool
 }
 
 // Script renders the whole job script for w: Header, Preamble, Library,
@@ -214,11 +226,13 @@ func Header(w plan.Workload, rt Runtime) string {
 		{"WLC_PORT", "server port (default: " + portDefault(w) + ")"},
 		{"WLC_RUN_ID", "names this run (default: BUILDKITE_JOB_ID, SLURM_JOB_ID, else pid-time)"},
 		{"WLC_RESULTS_DIR", "where results go (default: $PWD/" + w.ResultsPath + ")"},
-		{"WLC_POLL_S", "seconds between readiness polls (default 5)"},
+		{"WLC_POLL_S", "seconds between readiness polls (default 0.25)"},
 		{"WLC_STOP_TIMEOUT_S", "grace period before the server is killed (default 8: within a CI agent's 10 s cancel grace)"},
 	}
 	if len(w.Tools) > 0 {
-		env = append(env, [2]string{"WLC_TOOLS_RETRY_S", "seconds before the first pip retry (default 10; doubled next)"})
+		env = append(env,
+			[2]string{"WLC_TOOLS_VENV", "the client tools' virtual environment (default: the job's own; a directory named here is kept and reused)"},
+			[2]string{"WLC_TOOLS_RETRY_S", "seconds before the first pip retry (default 10; doubled next)"})
 	}
 	if len(w.Datasets) > 0 {
 		env = append(env,
@@ -426,6 +440,9 @@ func libraryParts(w plan.Workload) []string {
 		b.WriteString(")\n")
 		parts = append(parts, toolsEmbed, b.String())
 	}
+	if w.Job == nil {
+		parts = append(parts, "\n# The engine the preflight asks the image about.\nWLC_ENGINE="+engineOf(w).preflight+"\n", preflightEmbed)
+	}
 	if len(w.Datasets) > 0 {
 		parts = append(parts, speedBenchEmbed)
 	}
@@ -443,7 +460,8 @@ func embedTool(name, what, text string) string {
 
 var (
 	libWithResults  = lib + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
-	toolsEmbed      = embedTool("WLC_TOOLS_SH", "The client tools check, run where the clients run (backends/runner/tools.sh).", toolsSh)
+	toolsEmbed      = embedTool("WLC_TOOLS_SH", "The client tools' install, run where the clients run (backends/runner/tools.sh).", toolsSh)
+	preflightEmbed  = embedTool("WLC_PREFLIGHT_SH", "The preflight, run where the server will run (backends/runner/preflight.sh).", preflightSh)
 	speedBenchEmbed = embedTool("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)
 	bfclEmbed       = embedTool("WLC_BFCL_PY", "The BFCL driver, run where the clients run (backends/runner/bfcl.py).", bfclPy)
 )
@@ -575,6 +593,72 @@ func compactJSON(v any) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
+// ToolsVenv is the run section's line choosing the client tools'
+// virtual environment: WLC_TOOLS_VENV when set (kept), else rt's default
+// (the job's own).
+func ToolsVenv(rt Runtime) string {
+	own := "1"
+	if rt.ToolsVenvKept {
+		own = "0"
+	}
+	return "if [ -z \"$WLC_TOOLS_VENV\" ]; then\n  WLC_TOOLS_VENV=" + rt.ToolsVenv + "\n  WLC_TOOLS_OWN=" + own + "\nfi\n"
+}
+
+// ServeOptions are the option strings among w's server arguments (and
+// every backend sweep's, and extra, what a runtime adds), each once, in
+// the order they first appear: what the preflight checks the image for.
+func ServeOptions(w plan.Workload, extra ...string) []string {
+	args := append([]string{}, w.Serve.Args...)
+	if w.Sweep != nil {
+		for _, r := range w.Sweep.Runs {
+			args = append(args, r.Args...)
+		}
+	}
+	args = append(args, extra...)
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range args {
+		if !isOption(a) {
+			continue
+		}
+		o := a
+		if strings.HasPrefix(o, "--") {
+			o, _, _ = strings.Cut(o, "=")
+		}
+		if !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// isOption: a token argparse reads as an option string (-x, --xx,
+// --xx=v), not a negative number and not a value with a blank in it
+// (argparse takes "-x y" as one positional value).
+func isOption(a string) bool {
+	rest := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+	name, _, _ := strings.Cut(a, "=")
+	return rest != a && rest != "" && unicode.IsLetter(rune(rest[0])) && !strings.ContainsAny(name, " \t\n")
+}
+
+// Preflight is the run section's wlc_preflight call with w's server
+// options and extra (the runtime's own flags, e.g. --host and --port).
+func Preflight(w plan.Workload, extra []string) (string, error) {
+	opts := ServeOptions(w, append([]string{"--host", "--port"}, extra...)...)
+	words, err := Words(opts, NoVars)
+	if err != nil {
+		return "", err
+	}
+	lines := [][]string{{"wlc_preflight"}}
+	for len(words) > 0 {
+		n := min(6, len(words))
+		lines = append(lines, words[:n])
+		words = words[n:]
+	}
+	return "# The image's engine must know every option the server gets.\n" + Continued(lines, "  ") + "\n", nil
+}
+
 // needs are the programs the script checks for first: curl (to poll the
 // server) and the runtime's; a custom job polls no server.
 func needs(w plan.Workload, rt Runtime) []string {
@@ -599,8 +683,15 @@ func Run(w plan.Workload, rt Runtime) (string, error) {
 	if rt.Prepare != "" {
 		b.WriteString(rt.Prepare)
 	}
-	if len(w.Tools) > 0 && !rt.ToolsAtStart {
-		b.WriteString("wlc_tools\n")
+	if len(w.Tools) > 0 {
+		b.WriteString(ToolsVenv(rt))
+	}
+	if w.Job == nil && !rt.PreflightAtStart {
+		pf, err := Preflight(w, nil)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(pf)
 	}
 	steps, err := Steps(w)
 	if err != nil {
@@ -631,7 +722,7 @@ func Steps(w plan.Workload) (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "\n# The %s dataset, which vllm bench serve reads but does not download\n", Comment(d.Name))
-		fmt.Fprintf(&b, "wlc_step %s wlc_in_server python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\"\n", label, strings.Join(words, " "))
+		fmt.Fprintf(&b, "wlc_step %s wlc_in_tools python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\"\n", label, strings.Join(words, " "))
 	}
 	for _, r := range w.Bench {
 		s, err := benchStep(BenchFunc(w), r)

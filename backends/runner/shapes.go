@@ -26,7 +26,7 @@ func Serve(w plan.Workload, steps string) (string, error) {
 		return JobStep(*w.Job)
 	}
 	if w.Sweep == nil {
-		return "wlc_server_start\nwlc_wait_ready || exit $?\n" + steps, nil
+		return "wlc_server_start\n" + ToolsStart(w) + "wlc_wait_ready || exit $?\n" + steps, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n# Every step, run against each server of the %s backend sweep.\nwlc_steps() {\n", w.Sweep.Kind)
@@ -53,6 +53,15 @@ func Serve(w plan.Workload, steps string) (string, error) {
 	}
 	b.WriteString("wlc_sweep_done\n")
 	return b.String(), nil
+}
+
+// ToolsStart is wlc_tools_start, right after the server started, when w's
+// steps need client tools.
+func ToolsStart(w plan.Workload) string {
+	if len(w.Tools) == 0 {
+		return ""
+	}
+	return "wlc_tools_start\n"
 }
 
 // CustomStep renders one custom step: wlc_custom with the step's env and

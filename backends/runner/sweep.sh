@@ -25,6 +25,9 @@ wlc_sweep_run() {
   WLC_SWEEP_DIR=$dir
   wlc_log "=== $kind backend $backend (server flags: ${*:-none}); results in $WLC_RESULTS_DIR"
   wlc_server_start
+  # The tools go where the clients run, while each server loads: a new
+  # container has none; a venv the last server's clients used is reused.
+  [ "${#WLC_TOOLS[@]}" -eq 0 ] || wlc_tools_start
   wlc_wait_ready || rc=$?
   if [ "$rc" -ne 0 ]; then
     wlc_log_settle

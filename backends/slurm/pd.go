@@ -201,6 +201,27 @@ func (g *gen) pdFunctions() {
 	g.printf("  ) </dev/null >\"${WLC_SERVER_LOGS[%d]}\" 2>&1 &\n", k)
 	g.printf("  WLC_SERVER_PIDS[%d]=$!\n", k)
 	g.printf("}\n\n")
+	g.printf("# wlc_router_check: the router's program is where it will run (this batch\n")
+	g.printf("# step), checked before any instance loads.\n")
+	g.printf("wlc_router_check() {\n")
+	g.printf("  if ! (\n")
+	if r.Dir != "" {
+		if rest, ok := strings.CutPrefix(r.Dir, "~/"); ok {
+			g.printf("    cd \"$HOME\"/%s 2>/dev/null || exit 1\n", g.q(rest))
+		} else {
+			g.printf("    cd %s 2>/dev/null || exit 1\n", g.q(r.Dir))
+		}
+	}
+	g.printf("    command -v %s >/dev/null 2>&1\n", argv[0])
+	g.printf("  ); then\n")
+	where := ""
+	if r.Dir != "" {
+		where = " in " + runner.Comment(r.Dir)
+	}
+	g.printf("    wlc_log %s\n", g.q(fmt.Sprintf("the router %s is not there%s on the first node; install it (or fix the router's command): no instance was started", r.Argv[0], where)))
+	g.printf("    exit 127\n")
+	g.printf("  fi\n")
+	g.printf("}\n\n")
 	g.client()
 }
 
@@ -228,8 +249,10 @@ func (g *gen) envDiff(env []plan.EnvVar) []string {
 // model through the router.
 func (g *gen) pdStart() {
 	d := g.w.Disagg
+	g.printf("wlc_router_check\n")
 	g.printf("wlc_node_addrs\n")
 	g.printf("wlc_server_start\n")
+	g.printf("%s", runner.ToolsStart(g.w))
 	var urls []string
 	for _, in := range d.Instances {
 		urls = append(urls, instanceURLs(in, "/health")...)

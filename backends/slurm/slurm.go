@@ -418,15 +418,36 @@ func (g *gen) client() {
 	g.printf("  %s\n", runner.Continued(client, "    "))
 	g.printf("  wlc_watch $!\n")
 	g.printf("}\n")
-	if len(w.Tools) > 0 {
-		g.printf("\n# wlc_before_server CMD...: CMD as a step on the head node where the clients\n")
-		g.printf("# will run (the same container), before any server step exists.\n")
-		g.printf("wlc_before_server() {\n")
-		before := append([][]string{{"srun", "--nodes=1", "--ntasks=1", `--nodelist="$WLC_HEAD"`, noGPUFlag(w)}}, client[1:len(client)-1]...)
-		before = append(before, []string{`"$@"`, "</dev/null"})
-		g.printf("  %s\n", runner.Continued(before, "    "))
-		g.printf("}\n")
+	g.printf("\n# wlc_beside_server CMD...: CMD as a step on the head node where the clients\n")
+	g.printf("# run (the same container), beside the server steps; its status is CMD's.\n")
+	g.printf("wlc_beside_server() {\n")
+	beside := append([][]string{}, client[:len(client)-1]...)
+	beside = append(beside, []string{`"$@"`, "</dev/null"})
+	g.printf("  %s\n", runner.Continued(beside, "    "))
+	g.printf("}\n")
+}
+
+// preflightExtra are the server options the slurm runtime adds: the
+// multi-node and disaggregation flags, and every PD instance's own.
+func (g *gen) preflightExtra() []string {
+	w := g.w
+	var out []string
+	if w.Nodes > 1 && w.Disagg == nil {
+		if w.Engine == schema.EngineSGLang {
+			out = append(out, "--nnodes", "--node-rank", "--dist-init-addr")
+		} else {
+			out = append(out, "--distributed-executor-backend", "--nnodes", "--node-rank", "--master-addr", "--headless")
+		}
 	}
+	if d := w.Disagg; d != nil {
+		for _, in := range d.Instances {
+			out = append(out, runner.ServeOptions(plan.Workload{Serve: plan.Serve{Args: in.Args}})...)
+			if in.DataParallelSize > 1 {
+				out = append(out, "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-hybrid-lb", "--data-parallel-start-rank")
+			}
+		}
+	}
+	return out
 }
 
 func (g *gen) pyxisFlags() []string {
@@ -496,7 +517,12 @@ func (g *gen) run() {
 		g.printf("esac\n")
 	}
 	if len(w.Tools) > 0 {
-		g.printf("wlc_tools\n")
+		g.printf("%s", runner.ToolsVenv(runner.Runtime{ToolsVenv: `".wlc-tools-$WLC_RUN_ID" # in the clients' working directory`}))
+	}
+	if w.Job == nil {
+		pf, err := runner.Preflight(w, g.preflightExtra())
+		g.keep(err)
+		g.printf("%s", pf)
 	}
 	steps, err := runner.Steps(w)
 	g.keep(err)

@@ -7,7 +7,8 @@
 //	             `python3 -m sglang.launch_server` / `python3 -m
 //	             sglang.bench_serving` run
 //	python3      an interpreter with sglang installed: -m sglang.<module> runs
-//	             the sglang stub, anything else the next python3 on PATH
+//	             the sglang stub, -m venv makes a venv with the fake pip,
+//	             anything else the next python3 on PATH
 //	lm_eval      lm-eval's command line (argparse's rules); one completion
 //	             per task, results as lm-eval writes them
 //	bfcl         BFCL's command line (click's rules) and model table:
@@ -34,10 +35,22 @@
 // flag is accepted and kept in Argv). Serves GET /health, GET /v1/models,
 // POST /v1/completions and POST /v1/chat/completions. SIGTERM/SIGINT exit 0.
 //
+// `vllm --version` prints the image's vLLM version and `vllm serve
+// --help=all` (or --help) its options in argparse's format, from the
+// built-in catalogs (internal/engine/vllmcatalog): WLC_STUB_VLLM_VERSION
+// (default 0.13.0) picks the release's catalog when wlc has it, else every
+// option wlc knows; WLC_STUB_VLLM_LACKS=--a,--b takes options away (help
+// omits them and serve refuses them at once, status 2, as argparse does).
+// WLC_STUB_SERVER_IMPORTS=numpy,... records the version of each module the
+// server's python3 imports (Flags import:<module>). The server records mode
+// "ready" when it listens and, when SIGTERM/SIGINT stops it, mode "stopped"
+// (Flags: requests, first_request, last_request).
+//
 // Environment: WLC_STUB_STARTUP_DELAY=<seconds> (before listening, like
 // model loading), WLC_STUB_DIE_AFTER=<seconds> (then exit
 // WLC_STUB_DIE_CODE, default 3), WLC_STUB_DIE_AFTER_REQUESTS=<n> (exit
 // WLC_STUB_DIE_CODE after answering n completion requests),
+// WLC_STUB_DIE_ON_FILE=<path> (exit WLC_STUB_DIE_CODE once path exists),
 // WLC_STUB_WORKERS=<n> (start n worker processes, recorded as mode
 // "worker", that outlive the server unless its process group is killed),
 // WLC_STUB_IGNORE_TERM=1 (ignore SIGTERM/SIGINT: only SIGKILL stops it),
@@ -92,7 +105,15 @@
 // With --dataset-name speed_bench, <--dataset-path>/<subset>.jsonl must
 // exist (vLLM reads it and downloads nothing).
 // WLC_STUB_BENCH_FAIL=<code> exits with that code (1 for any non-number)
-// before sending anything.
+// before sending anything; WLC_STUB_BENCH_DELAY=<seconds> is the
+// benchmark's own time, spent before its requests (lm_eval's is
+// WLC_STUB_EVAL_DELAY).
+//
+// # python3 -m venv [--system-site-packages] DIR
+//
+// A real CPython venv (the next python3 on PATH makes it, --without-pip),
+// then the fake pip where ensurepip puts pip: the package in its
+// site-packages, bin/pip, bin/pip3 and bin/pipX.Y (python/README.md).
 package stub
 
 import (

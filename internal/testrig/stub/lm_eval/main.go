@@ -62,6 +62,9 @@ var runOptions = map[string]struct {
 func main() {
 	args := os.Args[1:]
 	stub.Write("lm_eval", "eval", nil)
+	// The evaluation's own time (WLC_STUB_EVAL_DELAY seconds), before its
+	// requests: its last request is its end.
+	time.Sleep(stub.EnvSeconds("WLC_STUB_EVAL_DELAY"))
 	// harness.py: arguments but no subcommand means run.
 	if len(args) > 1 && args[0] != "run" && args[0] != "ls" && args[0] != "validate" {
 		args = append([]string{"run"}, args...)

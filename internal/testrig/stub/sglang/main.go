@@ -69,10 +69,44 @@ func parse(t *sglang.Table, script string, argv []string) parsed {
 		p[a.Option.Name()] = a.Values
 	}
 	if p.has("--help") {
-		fmt.Printf("usage: %s [-h] [options]\n", script)
+		help(t, script)
 		os.Exit(0)
 	}
 	return p
+}
+
+// help prints the parser's options in argparse's format (what wlc's
+// preflight reads): each option's spellings, with a metavar when it takes
+// a value.
+func help(t *sglang.Table, script string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s [-h] [options]\n\noptions:\n  -h, --help            show this help message and exit\n", script)
+	for _, o := range t.Options() {
+		if o.Name() == "--help" {
+			continue
+		}
+		mv := strings.ToUpper(strings.ReplaceAll(strings.TrimLeft(o.Name(), "-"), "-", "_"))
+		if len(o.Choices) > 0 {
+			mv = "{" + strings.Join(o.Choices, ",") + "}"
+		}
+		var parts []string
+		for _, n := range o.Names {
+			switch o.Kind {
+			case sglang.Flag, sglang.Deprecated:
+				parts = append(parts, n)
+			case sglang.List:
+				parts = append(parts, n+" "+mv+" ["+mv+" ...]")
+			case sglang.AnyList:
+				parts = append(parts, n+" ["+mv+" ...]")
+			case sglang.Optional:
+				parts = append(parts, n+" ["+mv+"]")
+			default:
+				parts = append(parts, n+" "+mv)
+			}
+		}
+		fmt.Fprintf(&b, "  %s\n                        (default: None)\n", strings.Join(parts, ", "))
+	}
+	os.Stdout.WriteString(b.String())
 }
 
 func launch(argv []string) int {

@@ -28,6 +28,12 @@ import (
 func main() {
 	args := os.Args[1:]
 	switch {
+	case len(args) == 1 && (args[0] == "--version" || args[0] == "-v"):
+		fmt.Println(version())
+		os.Exit(0)
+	case len(args) >= 2 && args[0] == "serve" && (args[1] == "--help=all" || args[1] == "--help" || args[1] == "-h"):
+		serveHelp()
+		os.Exit(0)
 	case len(args) >= 1 && args[0] == "serve":
 		os.Exit(serve(args[1:]))
 	case len(args) >= 1 && args[0] == "__worker":
@@ -48,6 +54,10 @@ var multiNode = []string{"--nnodes", "--node-rank", "--master-addr", "--master-p
 	"--kv-transfer-config"}
 
 func serve(args []string) int {
+	if bad := unknownOption(args); bad != "" {
+		fmt.Fprintf(os.Stderr, "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: %s\n", bad)
+		return 2
+	}
 	model := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		model = args[0]
@@ -113,6 +123,19 @@ func serve(args []string) int {
 	if headless {
 		flags["headless"] = "true"
 	}
+	// The Python packages the server imports, at the versions it sees
+	// (WLC_STUB_SERVER_IMPORTS=numpy,...), as flags import:<module>.
+	for _, m := range strings.Split(os.Getenv("WLC_STUB_SERVER_IMPORTS"), ",") {
+		if m == "" {
+			continue
+		}
+		out, err := exec.Command("python3", "-c", "import "+m+"; print(getattr("+m+", '__version__', '?'))").Output()
+		v := strings.TrimSpace(string(out))
+		if err != nil {
+			v = "missing"
+		}
+		flags["import:"+m] = v
+	}
 	stub.Write("vllm", "serve", flags)
 	fmt.Printf("INFO stub vllm serve %s (pid %d) on %s:%s headless=%v\n", model, os.Getpid(), host, port, headless)
 
@@ -139,6 +162,8 @@ func serve(args []string) int {
 				continue
 			}
 			fmt.Printf("INFO stub vllm: %v, shutting down\n", s)
+			stub.Write("vllm", "stopped", map[string]string{"requests": strconv.FormatInt(completions.Load(), 10),
+				"first_request": stamp(&firstRequest), "last_request": stamp(&lastRequest)})
 			done <- 0
 		}
 	}()
@@ -152,6 +177,20 @@ func serve(args []string) int {
 			done <- stub.DieCode()
 		}()
 	}
+	if f := os.Getenv("WLC_STUB_DIE_ON_FILE"); f != "" {
+		// Dies once f exists: a test makes the server die at a moment of
+		// its choosing (e.g. the fake pip's WLC_STUB_PIP_MARK).
+		go func() {
+			for {
+				if _, err := os.Stat(f); err == nil {
+					fmt.Printf("ERROR stub vllm: dying as %s exists (WLC_STUB_DIE_ON_FILE)\n", f)
+					done <- stub.DieCode()
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+	}
 	if !headless {
 		go func() {
 			time.Sleep(stub.EnvSeconds("WLC_STUB_STARTUP_DELAY"))
@@ -162,6 +201,7 @@ func serve(args []string) int {
 				return
 			}
 			fmt.Println("INFO Application startup complete.")
+			stub.Write("vllm", "ready", nil)
 			srv := &http.Server{Handler: handler(served, done)}
 			_ = srv.Serve(ln)
 		}()
@@ -176,8 +216,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = enc.Encode(v)
 }
 
+// What the server answered, for the "stopped" record: the number of
+// completions and when the first and the last arrived (Unix ns).
+var completions, firstRequest, lastRequest atomic.Int64
+
+func stamp(ns *atomic.Int64) string {
+	if v := ns.Load(); v != 0 {
+		return time.Unix(0, v).UTC().Format(time.RFC3339Nano)
+	}
+	return ""
+}
+
 func handler(model string, done chan<- int) http.Handler {
-	var served atomic.Int64
 	limit, _ := strconv.ParseInt(os.Getenv("WLC_STUB_DIE_AFTER_REQUESTS"), 10, 64)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
@@ -191,6 +241,9 @@ func handler(model string, done chan<- int) http.Handler {
 				Model     string `json:"model"`
 				MaxTokens int    `json:"max_tokens"`
 			}
+			now := time.Now().UnixNano()
+			firstRequest.CompareAndSwap(0, now)
+			lastRequest.Store(now)
 			body, _ := io.ReadAll(r.Body)
 			if err := json.Unmarshal(body, &req); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
@@ -214,7 +267,7 @@ func handler(model string, done chan<- int) http.Handler {
 			}
 			writeJSON(w, map[string]any{"id": "cmpl-stub", "object": object, "model": model,
 				"choices": []any{choice}, "usage": map[string]int{"prompt_tokens": 8, "completion_tokens": n, "total_tokens": 8 + n}})
-			if c := served.Add(1); limit > 0 && c >= limit {
+			if c := completions.Add(1); limit > 0 && c >= limit {
 				go func() {
 					time.Sleep(20 * time.Millisecond)
 					fmt.Printf("ERROR stub vllm: dying after %d requests as WLC_STUB_DIE_AFTER_REQUESTS asks\n", c)
@@ -239,6 +292,9 @@ func intFlag(args []string, name string, def int) int {
 
 func bench(args []string) int {
 	stub.Write("vllm", "bench", nil)
+	// The benchmark's own time (WLC_STUB_BENCH_DELAY seconds), before its
+	// requests: its last request is its end.
+	time.Sleep(stub.EnvSeconds("WLC_STUB_BENCH_DELAY"))
 	if v := os.Getenv("WLC_STUB_BENCH_FAIL"); v != "" && v != "0" {
 		code, err := strconv.Atoi(v)
 		if err != nil || code <= 0 {

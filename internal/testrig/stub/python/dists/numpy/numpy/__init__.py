@@ -1,1 +1,1 @@
-# stub module
+__version__ = "2.2.6"
