@@ -197,8 +197,10 @@ wlc_server_gone() {
 wlc_bench() { wlc_bench_runs wlc_vllm_bench_once "$@"; }
 
 # wlc_vllm_bench_once FILE PROMPTS ARG...: one `vllm bench serve` repetition into
-# FILE, copied into the results directory and checked (every prompt
-# completed, none failed).
+# FILE, copied into the results directory and checked (results.py check:
+# every prompt completed, none failed unless WLC_ALLOW_FAILED, the run's
+# allow_failed_requests reason, is set for the step; output tokens and
+# every metric the dashboards need).
 wlc_vllm_bench_once() {
   local f=$1 prompts=$2
   shift 2
@@ -208,7 +210,7 @@ wlc_vllm_bench_once() {
     --result-dir "$WLC_BENCH_DIR" \
     --result-filename "$f" || return
   wlc_fetch_result "$f" || return
-  wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts"
+  wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts" ${WLC_ALLOW_FAILED:+"$WLC_ALLOW_FAILED"}
 }
 
 # wlc_bench_runs ONCE RUN PROMPTS RESULT FILE... -- ARG...: runs the

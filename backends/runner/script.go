@@ -803,7 +803,16 @@ func benchStep(fn string, r plan.BenchRun) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lines := [][]string{{"wlc_step", label, fn, fixed[0], fixed[1], fixed[2]}}
+	first := []string{"wlc_step", label, fn, fixed[0], fixed[1], fixed[2]}
+	if r.AllowFailedRequests != "" {
+		// For the step only: the check accepts failed requests, saying why.
+		reason, err := Quote(r.AllowFailedRequests)
+		if err != nil {
+			return "", err
+		}
+		first = append([]string{"WLC_ALLOW_FAILED=" + reason}, first...)
+	}
+	lines := [][]string{first}
 	for _, f := range fixed[3:] {
 		lines = append(lines, []string{f})
 	}

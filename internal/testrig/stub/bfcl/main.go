@@ -18,8 +18,10 @@
 //
 // generate (OpenAICompletionsHandler models only: any other handler would
 // call its vendor's API) needs OPENAI_BASE_URL and OPENAI_API_KEY, sends
-// one chat completion per leaf category and writes one result line per
-// test case under $BFCL_PROJECT_ROOT/result/; with --run-ids it runs the
+// one chat completion with tools per test case and writes one result line
+// per case under $BFCL_PROJECT_ROOT/result/ (a failed request's line is
+// "Error during inference: <the client's error>", as BFCL writes it, and
+// generate still exits 0; evaluate scores it wrong); with --run-ids it runs the
 // ids of $BFCL_PROJECT_ROOT/test_case_ids_to_generate.json instead of
 // --test-category. evaluate scores them under $BFCL_PROJECT_ROOT/score/:
 // BFCL_v4_<leaf>_score.json (a header line {accuracy, correct_count,
@@ -36,6 +38,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -361,10 +364,18 @@ func generate(opts map[string][]string, flags map[string]string) {
 			fail("OPENAI_BASE_URL is not set: the OpenAI client would call api.openai.com")
 		}
 		for _, leaf := range names {
-			chat(base, m)
 			var b bytes.Buffer
 			for _, id := range ids[leaf] {
-				line, _ := json.Marshal(map[string]any{"id": id, "result": "[f(x=1)]"})
+				// As BFCL's _multi_threaded_inference: a case whose request
+				// fails is written with the error as its result, and
+				// generate goes on (and exits 0).
+				entry := map[string]any{"id": id, "result": "[f(x=1)]"}
+				if err := chat(base, m); err != nil {
+					fmt.Printf("❗️❗️ Error occurred during inference for test case %s. Error: %v\n", id, err)
+					entry = map[string]any{"id": id, "result": "Error during inference: " + err.Error(),
+						"traceback": "Traceback (most recent call last):\n" + err.Error() + "\n"}
+				}
+				line, _ := json.Marshal(entry)
 				b.Write(append(line, '\n'))
 			}
 			p := resultFile(r, m, leaf)
@@ -378,18 +389,27 @@ func generate(opts map[string][]string, flags map[string]string) {
 	}
 }
 
-func chat(base, m string) {
-	body, _ := json.Marshal(map[string]any{"model": m, "max_tokens": 4,
-		"messages": []map[string]string{{"role": "user", "content": "call a tool"}}})
+// chat is one test case's request, as OpenAICompletionsHandler sends it
+// in function-calling mode: the case's functions as tools (tool_choice
+// left to the server's default, auto). Its error reads as the OpenAI
+// client's.
+func chat(base, m string) error {
+	body, _ := json.Marshal(map[string]any{"model": m, "temperature": 0.001, "store": false,
+		"messages": []map[string]string{{"role": "user", "content": "call a tool"}},
+		"tools": []any{map[string]any{"type": "function", "function": map[string]any{
+			"name": "f", "description": "a function", "parameters": map[string]any{
+				"type": "object", "properties": map[string]any{"x": map[string]any{"type": "integer"}}}}}}})
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Post(strings.TrimRight(base, "/")+"/chat/completions", "application/json", bytes.NewReader(body))
 	if err != nil {
-		fail(err.Error())
+		return fmt.Errorf("Connection error.")
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		fail("chat completion: " + resp.Status)
+		msg, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("Error code: %d - %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
+	return nil
 }
 
 func evaluate(opts map[string][]string) {
@@ -416,13 +436,19 @@ func evaluate(opts map[string][]string) {
 				fail(fmt.Sprintf("FileNotFoundError: no result for %s (run generate first, or --partial-eval)", leaf))
 			}
 			var got []string
+			errored := map[string]bool{}
 			sc := bufio.NewScanner(f)
 			for sc.Scan() {
 				var line struct {
-					ID string `json:"id"`
+					ID     string `json:"id"`
+					Result any    `json:"result"`
 				}
 				if json.Unmarshal(sc.Bytes(), &line) == nil {
 					got = append(got, line.ID)
+					// BFCL scores an errored case as a wrong answer.
+					if r, ok := line.Result.(string); ok && strings.HasPrefix(r, "Error during inference") {
+						errored[line.ID] = true
+					}
 				}
 			}
 			f.Close()
@@ -432,7 +458,7 @@ func evaluate(opts map[string][]string) {
 			correct := 0
 			for _, id := range got {
 				i := strings.LastIndex(id, "_")
-				if n, err := strconv.Atoi(id[i+1:]); err == nil && n%2 == 0 {
+				if n, err := strconv.Atoi(id[i+1:]); err == nil && n%2 == 0 && !errored[id] {
 					correct++
 				}
 			}
