@@ -13,7 +13,9 @@
 #      evaluate --partial-eval;
 #   4. `bfcl generate`, then `bfcl evaluate`, through BFCL's own command
 #      line (its typer app, in this process so the registration holds): an
-#      option BFCL lacks fails here, as it would by hand;
+#      option BFCL lacks fails here, as it would by hand; a generate whose
+#      every request failed (BFCL writes each error as the case's result and
+#      exits 0) fails here with status 65, before a 0% score is written;
 #   5. every score is written in lm_eval's results format, so the path
 #      that carries lm_eval results carries BFCL's:
 #      RESULTS/lm_eval/bfcl_<category>/results_<time>.json, and for a
@@ -125,6 +127,35 @@ def bfcl(args):
         sys.exit("[wlc bfcl] bfcl %s failed: %s" % (args[0], e))
 
 
+# A result whose every request errored is not a score (BFCL scores each
+# errored case as wrong and exits 0): status 65, as results.py's check.
+INVALID = 65
+ERROR_PREFIX = "Error during inference"
+
+
+def check_generated(work, category):
+    """Fails the step when every case generate wrote is an inference error
+    (BFCL catches each request's exception and writes it as the case's
+    result); logs how many errored otherwise."""
+    total, errors, first = 0, 0, None
+    for path in sorted((work / "result").rglob("*_result.json")):
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                total += 1
+                result = json.loads(line).get("result")
+                if isinstance(result, str) and result.startswith(ERROR_PREFIX):
+                    errors += 1
+                    first = first or result
+    if total and errors == total:
+        sys.stderr.write("[wlc bfcl] %s: every one of the %d requests failed, so its score would be 0%%; the first: %s (results kept in %s)\n"
+                         % (category, total, first[:300], work / "result"))
+        sys.exit(INVALID)
+    if errors:
+        log("%s: %d of %d requests failed (scored wrong, as BFCL does); the first: %s" % (category, errors, total, first[:300]))
+
+
 def percentage(v):
     try:
         return float(str(v).strip().rstrip("%")) / 100.0
@@ -196,6 +227,7 @@ def main(argv):
     if subset:
         gen += ["--run-ids", "--allow-overwrite"]
     bfcl(gen)
+    check_generated(work, a.category)
     ev = ["evaluate", "--model", a.model, "--test-category", a.category]
     if subset:
         ev.append("--partial-eval")

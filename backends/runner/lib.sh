@@ -2,6 +2,7 @@
 
 WLC_STATUS=0        # exit status of the first failed step; the script's exit status
 WLC_STEP_RC=0       # exit status of the last step (its results reach the dashboards only if 0)
+WLC_ALLOW_FAILED='' # set for a bench step whose config allows failed requests: the reason
 # The dashboards' token stays in this shell: curl reads it on stdin, and no
 # child (the server, lm_eval, bfcl, srun steps) inherits it.
 WLC_INGEST_TOKEN=${INGEST_BEARER_TOKEN:-}
