@@ -106,6 +106,12 @@ type uploadedStep struct {
 	Env     map[string]string `json:"env"`
 	Skip    any               `json:"skip"`
 	Plugins []map[string]any  `json:"plugins"`
+	Retry   struct {
+		Automatic []struct {
+			ExitStatus any `json:"exit_status"`
+			Limit      int `json:"limit"`
+		} `json:"automatic"`
+	} `json:"retry"`
 	// pipelineEnv is the upload's env, which the agent gives every job of
 	// the upload (the library the step rebuilds its scripts from).
 	pipelineEnv map[string]string

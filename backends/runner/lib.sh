@@ -125,6 +125,7 @@ wlc_wait_ready() {
     if ! wlc_server_alive; then
       wlc_server_exit_code
       [ "$WLC_SERVER_RC" -ne 0 ] || WLC_SERVER_RC=1
+      wlc_server_died
       wlc_log "the server exited (status $WLC_SERVER_RC) before it was ready; its last log lines:"
       wlc_server_log_tail
       return "$WLC_SERVER_RC"
@@ -188,6 +189,7 @@ wlc_server_gone() {
   WLC_SERVER_GONE=1
   wlc_server_exit_code
   [ "$WLC_SERVER_RC" -ne 0 ] || WLC_SERVER_RC=1
+  wlc_server_died
   [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$WLC_SERVER_RC
   wlc_log "the server exited (status $WLC_SERVER_RC); its last log lines:"
   wlc_server_log_tail
@@ -432,7 +434,7 @@ wlc_stop_follower() {
 }
 
 # wlc_on_exit (the EXIT trap): stops the server and the log follower, then
-# exits with the first failure's status.
+# exits with the first failure's status, classified (wlc_exit_status).
 wlc_on_exit() {
   local rc=$?
   trap '' INT TERM
@@ -448,6 +450,7 @@ wlc_on_exit() {
   if [ "${#WLC_FAILED[@]}" -gt 0 ]; then
     wlc_log "failed: ${WLC_FAILED[*]}"
   fi
-  wlc_log "exit $rc; results in $WLC_RESULTS_DIR"
-  exit "$rc"
+  wlc_exit_status "$rc"
+  wlc_log "exit $WLC_EXIT; results in $WLC_RESULTS_DIR"
+  exit "$WLC_EXIT"
 }

@@ -447,7 +447,7 @@ func embedTool(name, what, text string) string {
 }
 
 var (
-	libWithResults  = lib + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
+	libWithResults  = lib + exitsShell() + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
 	toolsEmbed      = embedTool("WLC_TOOLS_SH", "The client tools' install, run where the clients run (backends/runner/tools.sh).", toolsSh)
 	preflightEmbed  = embedTool("WLC_PREFLIGHT_SH", "The preflight, run where the server will run (backends/runner/preflight.sh).", preflightSh)
 	speedBenchEmbed = embedTool("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)

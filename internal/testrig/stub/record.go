@@ -102,6 +102,8 @@
 package stub
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -241,4 +243,17 @@ func DieCode() int {
 		return n
 	}
 	return 3
+}
+
+// ImageDigest is the fake docker's registry digest of image
+// (sha256:<hex>), derived from its reference so tests can compute it.
+func ImageDigest(image string) string {
+	sum := sha256.Sum256([]byte("digest:" + image))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ImageID is the fake docker's image id (its config's digest) of image.
+func ImageID(image string) string {
+	sum := sha256.Sum256([]byte("id:" + image))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
