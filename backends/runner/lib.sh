@@ -14,6 +14,7 @@ WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
 WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
 WLC_TOOLS_PID=''    # the client tools' install, running while the server loads
+WLC_TOOLS_BEGAN=0      # when it started (wlc_now)
 WLC_TOOLS_VENV=${WLC_TOOLS_VENV:-} # their virtual environment (the runtime's default unless set)
 WLC_TOOLS_OWN=0     # 1: the venv is this job's own, removed at exit
 
@@ -120,6 +121,8 @@ wlc_lists_model() {
 wlc_wait_ready() {
   local start=$SECONDS models='' ready=0 told=0
   local deadline=$((SECONDS + WLC_STARTUP_TIMEOUT_S)) progress=$((SECONDS + 60))
+  wlc_now
+  WLC_LOAD_START=$WLC_NOW
   wlc_log "waiting up to ${WLC_STARTUP_TIMEOUT_S}s for $WLC_BASE_URL/health and /v1/models to list $WLC_MODEL"
   while :; do
     if ! wlc_server_alive; then
@@ -134,6 +137,7 @@ wlc_wait_ready() {
       models=$(curl -fsS --max-time 10 "$WLC_BASE_URL/v1/models" 2>/dev/null) &&
       wlc_lists_model "$models"; then
       wlc_log "server ready after $((SECONDS - start))s"
+      wlc_provenance_ready
       ready=1
     fi
     if wlc_tools_done; then
@@ -172,7 +176,10 @@ wlc_step() {
     return 0
   fi
   wlc_log "start $label"
+  wlc_now
+  local t0=$WLC_NOW
   "$@" || rc=$?
+  wlc_step_record "$label" "$t0" "$rc" "$@"
   WLC_STEP_RC=$rc
   if [ "$rc" -eq 0 ]; then
     wlc_log "done $label"
@@ -337,6 +344,8 @@ wlc_tools_start() {
   for ((i = 0; i < ${#WLC_TOOLS[@]}; i += 4)); do names+=("${WLC_TOOLS[i]}"); done
   wlc_log "checking the client tools (${names[*]}) while the server loads; missing ones go into $WLC_TOOLS_VENV (log: $WLC_RESULTS_DIR/tools.log)"
   WLC_TOOLS_START=$SECONDS
+  wlc_now
+  WLC_TOOLS_BEGAN=$WLC_NOW
   wlc_beside_server bash -c "$WLC_TOOLS_SH" wlc-tools "$WLC_TOOLS_VENV" "${WLC_TOOLS[@]}" \
     </dev/null >"$WLC_RESULTS_DIR/tools.log" 2>&1 &
   WLC_TOOLS_PID=$!
@@ -357,6 +366,7 @@ wlc_tools_done() {
     exit "$rc"
   fi
   wlc_log "client tools ready after $((SECONDS - WLC_TOOLS_START))s"
+  wlc_phase tools "$WLC_TOOLS_BEGAN"
 }
 
 # WLC_VENV_SH runs a client with the tools' virtual environment first, as
@@ -439,6 +449,8 @@ wlc_on_exit() {
   local rc=$?
   trap '' INT TERM
   trap - EXIT
+  wlc_now
+  local t0=$WLC_NOW
   wlc_server_stop || true
   wlc_stop_follower
   if [ -n "$WLC_TOOLS_PID" ]; then
@@ -450,7 +462,9 @@ wlc_on_exit() {
   if [ "${#WLC_FAILED[@]}" -gt 0 ]; then
     wlc_log "failed: ${WLC_FAILED[*]}"
   fi
+  wlc_phase teardown "$t0"
   wlc_exit_status "$rc"
+  wlc_provenance_write "$WLC_EXIT" || true
   wlc_log "exit $WLC_EXIT; results in $WLC_RESULTS_DIR"
   exit "$WLC_EXIT"
 }

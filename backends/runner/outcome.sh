@@ -48,8 +48,11 @@ wlc_infra_from() {
 # the GPU runtime's ends the job with that infrastructure status, any other
 # with docker's own.
 wlc_docker() {
-  local rc=0 err=$WLC_RESULTS_DIR/docker-$1.err
+  local rc=0 err=$WLC_RESULTS_DIR/docker-$1.err t0
+  wlc_now
+  t0=$WLC_NOW
   docker "$@" 2>"$err" || rc=$?
+  [ "$1" != pull ] || wlc_phase "image pull" "$t0"
   cat "$err" >&2 || true
   if [ "$rc" -eq 0 ]; then
     rm -f "$err"

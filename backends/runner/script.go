@@ -80,6 +80,9 @@ var bfclPy string
 //go:embed speed_bench.py
 var speedBenchPy string
 
+//go:embed provenance.sh
+var provenanceSh string
+
 // Runtime is what differs between the places a server runs. Its Functions
 // define the contract functions lib.sh calls (see the package doc); the
 // rest is for the header and the run section.
@@ -409,7 +412,7 @@ func Library(w plan.Workload) string { return strings.Join(libraryParts(w), "") 
 // once, shared by every script (a script is mostly them, and building
 // them again for each of an export's workloads showed in its profile).
 func libraryParts(w plan.Workload) []string {
-	parts := []string{libWithResults}
+	parts := []string{libWithResults, provenancePlan(w)}
 	if len(w.Tools) > 0 {
 		var b strings.Builder
 		b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
@@ -440,6 +443,52 @@ func libraryParts(w plan.Workload) []string {
 	return parts
 }
 
+// provenancePlan is the shell setting WLC_PROVENANCE_PLAN, the part of
+// provenance.json wlc knows at export: what w runs (its server's command,
+// arguments and environment; secrets by name only) on what.
+func provenancePlan(w plan.Workload) string {
+	env := map[string]string{}
+	for _, e := range w.Env {
+		env[e.Name] = e.Value
+	}
+	type image struct {
+		Ref    string `json:"ref"`
+		Pull   string `json:"pull"`
+		Commit string `json:"commit,omitempty"`
+	}
+	type server struct {
+		Command []string          `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Secrets []string          `json:"secrets"`
+	}
+	p := struct {
+		File     string `json:"file"`
+		Model    string `json:"model"`
+		Engine   string `json:"engine"`
+		Platform string `json:"platform"`
+		Hardware string `json:"hardware"`
+		Nodes    int    `json:"nodes"`
+		GPUs     int    `json:"gpus_per_node"`
+		Image    image  `json:"image"`
+		Server   server `json:"server"`
+	}{w.File, w.Model, w.Engine, w.Platform, w.Hardware.Name, w.Nodes, w.GPUsPerNode,
+		image{w.Image.Ref, w.Image.Pull, w.Image.Commit},
+		server{w.Serve.Command, w.Serve.Args, env, w.Secrets}}
+	if p.Server.Secrets == nil {
+		p.Server.Secrets = []string{}
+	}
+	j, err := compactJSON(p)
+	if err == nil {
+		j, err = Quote(j)
+	}
+	if err != nil {
+		// A value JSON or a shell word cannot hold (a NUL): the load refuses those.
+		j = "null"
+	}
+	return "\n# What this job runs, for provenance.json (backends/runner/provenance.sh).\nWLC_PROVENANCE_PLAN=" + j + "\n"
+}
+
 // embedTool is the shell that sets variable name to text, a tool's source
 // the script runs, under a comment saying what it is.
 func embedTool(name, what, text string) string {
@@ -447,7 +496,7 @@ func embedTool(name, what, text string) string {
 }
 
 var (
-	libWithResults  = lib + exitsShell() + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
+	libWithResults  = lib + exitsShell() + provenanceSh + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
 	toolsEmbed      = embedTool("WLC_TOOLS_SH", "The client tools' install, run where the clients run (backends/runner/tools.sh).", toolsSh)
 	preflightEmbed  = embedTool("WLC_PREFLIGHT_SH", "The preflight, run where the server will run (backends/runner/preflight.sh).", preflightSh)
 	speedBenchEmbed = embedTool("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)

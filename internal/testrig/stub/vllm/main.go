@@ -137,6 +137,8 @@ func serve(args []string) int {
 		flags["import:"+m] = v
 	}
 	stub.Write("vllm", "serve", flags)
+	// vLLM's API server logs its version first (what provenance.json reads).
+	fmt.Printf("INFO [api_server.py:1] vLLM API server version %s\n", version())
 	fmt.Printf("INFO stub vllm serve %s (pid %d) on %s:%s headless=%v\n", model, os.Getpid(), host, port, headless)
 
 	// Workers stay behind when the server exits, as orphaned engine
