@@ -271,7 +271,7 @@ wlc_ingest() {
   dir=$WLC_RESULTS_DIR/ingest/$kind
   rows=$dir/.$name.rows
   mkdir -p "$dir" || return 0
-  "${wrap[@]}" env NIGHTLY="${NIGHTLY:-}" \
+  "${wrap[@]}" env NIGHTLY="${NIGHTLY:-}" WLC_JOB_HASH="${WLC_JOB_HASH:-}" \
     BUILDKITE_BUILD_ID="${BUILDKITE_BUILD_ID:-}" BUILDKITE_BUILD_NUMBER="${BUILDKITE_BUILD_NUMBER:-}" \
     BUILDKITE_BUILD_URL="${BUILDKITE_BUILD_URL:-}" BUILDKITE_BRANCH="${BUILDKITE_BRANCH:-}" \
     WLC_SWEEP_DIR="${WLC_SWEEP_DIR:-}" \
