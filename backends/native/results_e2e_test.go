@@ -88,3 +88,39 @@ func TestAllowFailedRequests(t *testing.T) {
 		t.Errorf("%d perf rows, want 1", got)
 	}
 }
+
+// TestBFCLAsItBehaves: BFCL memory_kv with max_test_cases 2 runs two
+// questions and the prerequisite conversations they depend on (not just
+// the prerequisites, which sort first), and a model id with "_" is scored
+// (BFCL's evaluate turns the result directory's "_" back into "/"):
+// against the stub bfcl, which selects, orders and names as BFCL does.
+func TestBFCLAsItBehaves(t *testing.T) {
+	t.Parallel()
+	w := workload(t, "bfcl_memory.txtar")
+	srv := ingesttest.New(t, "tok-bfcl")
+	j := runnertest.NewJob(t, native.Backend{}, w, srv.Env()...)
+	res := j.Run(t, jobTimeout)
+	if res.Code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	wantOutput(t, res, "2 cases of memory_kv (and the 2 prerequisite conversations they need)", "done bfcl memory_kv", "done bfcl simple_python")
+	j.CheckEvalResults(t)
+	j.CheckIngest(t, srv, false)
+	// Each generate ran the questions asked for, the memory ones after
+	// their prerequisites.
+	var got []string
+	for _, r := range runnertest.Find(j.Records(t), "bfcl", "generate") {
+		got = append(got, r.Flags["categories"]+"="+r.Flags["cases"])
+	}
+	if want := []string{"memory_kv_prereq,memory_kv=4", "simple_python=2"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("generate ran %q, want %q", got, want)
+	}
+	// Both questions were answered, not failed for want of their memory.
+	data, err := os.ReadFile(filepath.Join(j.Results(), "bfcl", "memory_kv", "result", "acme_tool_caller-8B", "BFCL_v4_memory_kv_result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n != 2 || strings.Contains(string(data), "Error during inference") {
+		t.Errorf("memory_kv results (%d lines), want 2 answered:\n%s", n, data)
+	}
+}
