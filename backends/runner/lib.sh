@@ -57,6 +57,8 @@ wlc_init() {
   WLC_DATA_DIR=${WLC_DATA_DIR:-/tmp/wlc-data} # prepared datasets, where the clients run
   # NeMo-Skills' SPEED-Bench preparation, which perf-eval used too.
   WLC_SPEED_BENCH_PREPARE_URL=${WLC_SPEED_BENCH_PREPARE_URL:-https://raw.githubusercontent.com/NVIDIA-NeMo/Skills/refs/heads/main/nemo_skills/dataset/speed-bench/prepare.py}
+  # Its content, when pinned (the URL above is a moving branch).
+  WLC_SPEED_BENCH_PREPARE_SHA256=${WLC_SPEED_BENCH_PREPARE_SHA256:-}
   trap wlc_on_exit EXIT
   trap 'wlc_log "interrupted"; exit 130' INT
   trap 'wlc_log "terminated"; exit 143' TERM

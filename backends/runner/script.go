@@ -235,7 +235,8 @@ func Header(w plan.Workload, rt Runtime) string {
 	if len(w.Datasets) > 0 {
 		env = append(env,
 			[2]string{"WLC_DATA_DIR", "where datasets are prepared, as the clients see it (default /tmp/wlc-data)"},
-			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: its main branch)"})
+			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: its main branch)"},
+			[2]string{"WLC_SPEED_BENCH_PREPARE_SHA256", "the sha256 that prepare.py must have (default: not checked)"})
 	}
 	env = append(env, rt.Env...)
 	for _, e := range env {
@@ -757,7 +758,7 @@ func Steps(w plan.Workload) (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "\n# The %s dataset, which vllm bench serve reads but does not download\n", Comment(d.Name))
-		fmt.Fprintf(&b, "wlc_step %s wlc_in_tools python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\"\n", label, strings.Join(words, " "))
+		fmt.Fprintf(&b, "wlc_step %s wlc_in_tools python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\" \"$WLC_SPEED_BENCH_PREPARE_SHA256\"\n", label, strings.Join(words, " "))
 	}
 	for _, r := range w.Bench {
 		s, err := benchStep(BenchFunc(w), r)
