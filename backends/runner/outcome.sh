@@ -12,6 +12,8 @@ WLC_INFRA=''       # the infrastructure status, once a failure is known to be on
 WLC_INFRA_WHY=''   # the line that shows it
 WLC_DEATH_RC=''    # the server's status when it died on its own (wlc_server_died)
 WLC_DEATH_FAILED=0 # how many steps had failed then (the one it took down among them)
+WLC_REQUEUE=0      # 1 in a Slurm backend's job (submitted with --requeue): requeue on infrastructure failures
+WLC_REQUEUE_MAX=${WLC_REQUEUE_MAX:-2} # at most this many requeues (SLURM_RESTART_COUNT counts them)
 
 # wlc_infra_match FILE: prints "STATUS<TAB>LINE" for the first line of
 # FILE that shows an infrastructure failure (the patterns are the messages
@@ -93,10 +95,30 @@ wlc_exit_status() {
   if [ -n "$WLC_INFRA" ]; then
     WLC_EXIT=$WLC_INFRA
     wlc_log "exit class: infrastructure (status $WLC_EXIT; the pipeline retries it): $WLC_INFRA_WHY"
+    wlc_requeue
     return 0
   fi
   for s in "${WLC_EXIT_INFRA[@]}"; do
     [ "$rc" != "$s" ] || WLC_EXIT=1
   done
   wlc_log "exit class: workload (status $WLC_EXIT; not retried)"
+}
+
+# wlc_requeue: a Slurm backend's job that failed for the infrastructure
+# asks Slurm to run it again (scontrol requeue: back to pending, the same
+# job id, SLURM_RESTART_COUNT one more), at most WLC_REQUEUE_MAX times.
+# Not under Buildkite: its step retries the job (a requeue there would run
+# it twice as often), and never for a workload failure.
+wlc_requeue() {
+  local n=${SLURM_RESTART_COUNT:-0}
+  [ "$WLC_REQUEUE" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ] && [ -z "${BUILDKITE_JOB_ID:-}" ] || return 0
+  if [ "$n" -ge "$WLC_REQUEUE_MAX" ]; then
+    wlc_log "not requeued: job $SLURM_JOB_ID ran $((n + 1)) times (WLC_REQUEUE_MAX $WLC_REQUEUE_MAX)"
+    return 0
+  fi
+  if scontrol requeue "$SLURM_JOB_ID"; then
+    wlc_log "requeued job $SLURM_JOB_ID (requeue $((n + 1)) of $WLC_REQUEUE_MAX)"
+  else
+    wlc_log "scontrol requeue $SLURM_JOB_ID failed; the job ends with status $WLC_EXIT"
+  fi
 }

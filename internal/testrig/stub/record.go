@@ -49,7 +49,9 @@
 // completion is empty: 0 completion_tokens, finish_reason stop), fail-some
 // (every third completion request answers 500, as an engine error does) or
 // error (a chat request with tools answers 400, as vLLM started without
-// --enable-auto-tool-choice does: what makes every BFCL request fail).
+// --enable-auto-tool-choice does: what makes every BFCL request fail) or
+// oom-loading (serve prints PyTorch's CUDA out-of-memory error while
+// loading and exits 1).
 // A completion reports max_tokens completion_tokens (as with ignore_eos). --kv-transfer-config must be
 // JSON naming a kv_connector (else exit 2); it is recorded with
 // data-parallel-hybrid-lb and nixl-side-channel-host

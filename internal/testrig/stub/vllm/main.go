@@ -119,6 +119,13 @@ func serve(args []string) int {
 			}
 		}
 	}
+	if os.Getenv("WLC_STUB_FAULT") == "oom-loading" {
+		// The weights do not fit: PyTorch's error while the model loads.
+		stub.Write("vllm", "serve", flags)
+		fmt.Printf("INFO stub vllm serve %s (pid %d): loading weights\n", model, os.Getpid())
+		fmt.Println("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.06 GiB is free. (WLC_STUB_FAULT=oom-loading)")
+		return 1
+	}
 	headless := stub.Has(args, "--headless")
 	if headless {
 		flags["headless"] = "true"
