@@ -468,5 +468,6 @@ wlc_on_exit() {
   wlc_exit_status "$rc"
   wlc_provenance_write "$WLC_EXIT" || true
   wlc_log "exit $WLC_EXIT; results in $WLC_RESULTS_DIR"
+  wlc_requeue
   exit "$WLC_EXIT"
 }

@@ -95,7 +95,6 @@ wlc_exit_status() {
   if [ -n "$WLC_INFRA" ]; then
     WLC_EXIT=$WLC_INFRA
     wlc_log "exit class: infrastructure (status $WLC_EXIT; the pipeline retries it): $WLC_INFRA_WHY"
-    wlc_requeue
     return 0
   fi
   for s in "${WLC_EXIT_INFRA[@]}"; do
@@ -104,20 +103,23 @@ wlc_exit_status() {
   wlc_log "exit class: workload (status $WLC_EXIT; not retried)"
 }
 
-# wlc_requeue: a Slurm backend's job that failed for the infrastructure
+# wlc_requeue (the EXIT trap, last): a Slurm backend's job that failed for the infrastructure
 # asks Slurm to run it again (scontrol requeue: back to pending, the same
 # job id, SLURM_RESTART_COUNT one more), at most WLC_REQUEUE_MAX times.
 # Not under Buildkite: its step retries the job (a requeue there would run
 # it twice as often), and never for a workload failure.
 wlc_requeue() {
   local n=${SLURM_RESTART_COUNT:-0}
-  [ "$WLC_REQUEUE" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ] && [ -z "${BUILDKITE_JOB_ID:-}" ] || return 0
+  [ -n "$WLC_INFRA" ] && [ "$WLC_REQUEUE" = 1 ] && [ -n "${SLURM_JOB_ID:-}" ] && [ -z "${BUILDKITE_JOB_ID:-}" ] || return 0
   if [ "$n" -ge "$WLC_REQUEUE_MAX" ]; then
     wlc_log "not requeued: job $SLURM_JOB_ID ran $((n + 1)) times (WLC_REQUEUE_MAX $WLC_REQUEUE_MAX)"
     return 0
   fi
   if scontrol requeue "$SLURM_JOB_ID"; then
     wlc_log "requeued job $SLURM_JOB_ID (requeue $((n + 1)) of $WLC_REQUEUE_MAX)"
+    # Slurm ends this run now; one that ended first, failed, would show
+    # as FAILED to whoever watches the job before it is pending again.
+    sleep 300 || true
   else
     wlc_log "scontrol requeue $SLURM_JOB_ID failed; the job ends with status $WLC_EXIT"
   fi
