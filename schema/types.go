@@ -225,15 +225,16 @@ type SGLangBench struct {
 // SGLangBenchConfig mirrors #SGLangBenchConfig (#BenchShape's fields and
 // its own); MaxConcurrency and NumPrompts are normalized to lists.
 type SGLangBenchConfig struct {
-	Name           string         `json:"name"`
-	InputLen       int            `json:"input_len"`
-	OutputLen      int            `json:"output_len"`
-	MaxConcurrency IntOrList      `json:"max_concurrency"`
-	NumPrompts     IntOrList      `json:"num_prompts"`
-	Repetitions    int            `json:"repetitions"`
-	Backend        string         `json:"backend"`
-	Dataset        string         `json:"dataset"`
-	Args           map[string]any `json:"args"`
+	Name                string               `json:"name"`
+	InputLen            int                  `json:"input_len"`
+	OutputLen           int                  `json:"output_len"`
+	MaxConcurrency      IntOrList            `json:"max_concurrency"`
+	NumPrompts          IntOrList            `json:"num_prompts"`
+	Repetitions         int                  `json:"repetitions"`
+	Backend             string               `json:"backend"`
+	Dataset             string               `json:"dataset"`
+	Args                map[string]any       `json:"args"`
+	AllowFailedRequests *AllowFailedRequests `json:"allow_failed_requests,omitempty"`
 }
 
 // RecipeRef mirrors #RecipeRef.
@@ -323,17 +324,23 @@ type ConcurrencyLadder struct {
 // BenchConfig mirrors #BenchConfig. MaxConcurrency and NumPrompts are
 // normalized to lists by the loader (a scalar is a one-entry sweep).
 type BenchConfig struct {
-	Name                    string         `json:"name"`
-	Backend                 string         `json:"backend,omitempty"`
-	Dataset                 string         `json:"dataset"`
-	InputLen                int            `json:"input_len"`
-	OutputLen               int            `json:"output_len"`
-	MaxConcurrency          IntOrList      `json:"max_concurrency"`
-	NumPrompts              IntOrList      `json:"num_prompts"`
-	Repetitions             int            `json:"repetitions"`
-	Args                    map[string]any `json:"args"`
-	SpeedBenchDatasetSubset string         `json:"speed_bench_dataset_subset,omitempty"`
-	SpeedBenchCategory      string         `json:"speed_bench_category,omitempty"`
+	Name                    string               `json:"name"`
+	Backend                 string               `json:"backend,omitempty"`
+	Dataset                 string               `json:"dataset"`
+	InputLen                int                  `json:"input_len"`
+	OutputLen               int                  `json:"output_len"`
+	MaxConcurrency          IntOrList            `json:"max_concurrency"`
+	NumPrompts              IntOrList            `json:"num_prompts"`
+	Repetitions             int                  `json:"repetitions"`
+	Args                    map[string]any       `json:"args"`
+	SpeedBenchDatasetSubset string               `json:"speed_bench_dataset_subset,omitempty"`
+	SpeedBenchCategory      string               `json:"speed_bench_category,omitempty"`
+	AllowFailedRequests     *AllowFailedRequests `json:"allow_failed_requests,omitempty"`
+}
+
+// AllowFailedRequests mirrors #AllowFailedRequests.
+type AllowFailedRequests struct {
+	Reason string `json:"reason"`
 }
 
 // BFCL mirrors #BFCL.

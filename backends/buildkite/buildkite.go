@@ -279,6 +279,7 @@ func (b *Backend) step(w plan.Workload, opts backends.Options, key string) (*pen
 			"agents":             agents,
 			"timeout_in_minutes": w.TimeoutMinutes,
 			"artifact_paths":     []string{w.ResultsPath + "/**/*"},
+			"retry":              retry(),
 		},
 	}
 	if w.TimeoutMinutes < 1 {
@@ -323,6 +324,16 @@ func (b *Backend) step(w plan.Workload, opts backends.Options, key string) (*pen
 		return nil, errors.New("internal error: the step command contains a $")
 	}
 	return ps, nil
+}
+
+// retry is the steps' automatic retry: twice for each infrastructure
+// exit status of the job scripts (runner.Exits), never for the workload's.
+func retry() map[string]any {
+	var rules []any
+	for _, s := range runner.InfraStatuses() {
+		rules = append(rules, map[string]any{"exit_status": s, "limit": 2})
+	}
+	return map[string]any{"automatic": rules}
 }
 
 func (b *Backend) available() string {

@@ -117,6 +117,12 @@ type uploadedStep struct {
 	Env     map[string]string `json:"env"`
 	Skip    any               `json:"skip"`
 	Plugins []map[string]any  `json:"plugins"`
+	Retry   struct {
+		Automatic []struct {
+			ExitStatus any `json:"exit_status"`
+			Limit      int `json:"limit"`
+		} `json:"automatic"`
+	} `json:"retry"`
 }
 
 func uploadedSteps(t testing.TB, j []byte) []uploadedStep {

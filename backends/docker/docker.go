@@ -74,7 +74,7 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	prepare := "WLC_CONTAINER=" + cname + "${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}\n" +
 		"WLC_BENCH_DIR=${WLC_BENCH_DIR:-/tmp/$WLC_CONTAINER} # inside the container\n"
 	if host.AlwaysPull {
-		prepare += "wlc_log \"pulling $WLC_IMAGE\"\ndocker pull \"$WLC_IMAGE\"\n"
+		prepare += "wlc_log \"pulling $WLC_IMAGE\"\nwlc_docker pull \"$WLC_IMAGE\"\n"
 	}
 	env := [][2]string{{"WLC_BENCH_DIR", "where " + bench + " writes inside the container (default /tmp/<container>)"}}
 	if w.Platform == "cuda" {
@@ -268,7 +268,9 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lines := append([][]string{{"docker", "run", "-d"}}, flags...)
+	// wlc_docker: a failed pull or a missing GPU runtime ends the job with
+	// its infrastructure status.
+	lines := append([][]string{{"wlc_docker", "run", "-d"}}, flags...)
 	add := func(ws ...string) { lines = append(lines, ws) }
 	if len(w.Tools) > 0 {
 		// tools.sh runs in the container (docker exec) and reads it there.

@@ -71,8 +71,9 @@ func checkTeardown(t *testing.T, j *runnertest.Job) {
 
 // TestEndToEnd runs the sweep workload's script against the stubs: the
 // server becomes ready after a startup delay, every bench repetition and
-// median lands in results/, lm_eval and bfcl run, and teardown leaves
-// nothing behind.
+// median lands in results/, lm_eval and bfcl run, provenance.json says
+// what ran (the image's digest among it), and teardown leaves nothing
+// behind.
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
@@ -86,6 +87,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
 	}
 	t.Logf("sweep job took %v:\n%s", res.Took, res.Output)
+	// provenance.json: the digest of the image run, as docker reports it.
+	p := j.CheckProvenance(t, j.JobHash(t), 0)
+	if want := "vllm/vllm-openai@" + stub.ImageDigest(w.Image.Pull); p.Image.Digest == nil || *p.Image.Digest != want {
+		t.Errorf("provenance image digest %v, want %s", p.Image.Digest, want)
+	}
 	for _, want := range []string{"server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "done bfcl"} {
 		if !strings.Contains(res.Output, want) {
 			t.Errorf("output lacks %q:\n%s", want, res.Output)

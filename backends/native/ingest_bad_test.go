@@ -15,8 +15,9 @@ import (
 
 // TestIngestBadInput: each problem with the dashboards or a result is one
 // clear line, the results stay on disk, and the exit status follows
-// perf-eval's rule: a failed benchmark fails the job, a failed ingest
-// does not (and a failed benchmark's result is not sent).
+// perf-eval's rule: a failed benchmark fails the job (an untrue result
+// with status 65), a failed ingest does not (and a failed benchmark's
+// result is not sent).
 func TestIngestBadInput(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
@@ -41,10 +42,10 @@ func TestIngestBadInput(t *testing.T) {
 		}, 0, "the first failure: HTTP 401: missing or wrong bearer token", 0},
 		{"truncated result", func(s *ingesttest.Server) []string {
 			return append(s.Env(), "WLC_STUB_BENCH_RESULT=truncated")
-		}, 1, first + " is not valid JSON (truncated?)", 0},
+		}, 65, first + ": not valid JSON (truncated?)", 0},
 		{"zero completed", func(s *ingesttest.Server) []string {
 			return append(s.Env(), "WLC_STUB_BENCH_RESULT=none-completed")
-		}, 1, first + ": 0 of " + itoa(run.NumPrompts) + " prompts completed, 0 failed", 0},
+		}, 65, first + ": no request completed (0 of " + itoa(run.NumPrompts) + ")", 0},
 		{"good", func(s *ingesttest.Server) []string { return s.Env() }, 0, "ingest: sent 1 perf row(s) of " + run.Name, 1},
 	} {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {

@@ -52,8 +52,9 @@ func wantOutput(t *testing.T, res runnertest.Result, wants ...string) {
 
 // TestEndToEnd runs the sweep workload natively against the stub vllm: the
 // server (with two worker processes) becomes ready after a delay, every
-// repetition and median lands in results/, lm_eval and bfcl run, and
-// teardown kills the server's whole process group.
+// repetition and median lands in results/, lm_eval and bfcl run,
+// provenance.json says what ran, and teardown kills the server's whole
+// process group.
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	w := workload(t, "sweep.txtar")
@@ -65,6 +66,10 @@ func TestEndToEnd(t *testing.T) {
 	res := j.Run(t, jobTimeout)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Output)
+	}
+	// A pod's image is not inspected from inside it: no digest.
+	if p := j.CheckProvenance(t, j.JobHash(t), 0); p.Image.Digest != nil {
+		t.Errorf("provenance image digest %q on a native job", *p.Image.Digest)
 	}
 	t.Logf("sweep job took %v", res.Took)
 	wantOutput(t, res, "server ready after", "done bench 128-in-16-out-conc-8", "done lm_eval gsm8k", "done bfcl", "stopping the server (process group")

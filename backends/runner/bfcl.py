@@ -4,16 +4,20 @@
 #   1. the served model is registered in BFCL's model table for its
 #      OpenAI-compatible handler (OpenAICompletionsHandler reads
 #      OPENAI_BASE_URL), in function-calling mode: BFCL runs only models in
-#      its table, and an HF id is not there;
+#      its table, and an HF id is not there (an id with "_" also under the
+#      name BFCL's evaluate makes of its result directory);
 #   2. --maximum-step-limit replaces BFCL's MAXIMUM_STEP_LIMIT (steps per
 #      multi-turn turn) where its handlers read it;
 #   3. --max-test-cases N writes BFCL's test_case_ids_to_generate.json with
 #      the first N cases in BFCL's id order (a group's N split evenly
-#      across its leaf categories), then generate --run-ids and
-#      evaluate --partial-eval;
+#      across its leaf categories; a memory category's N are questions,
+#      listed with the prerequisite conversations they depend on), then
+#      generate --run-ids and evaluate --partial-eval;
 #   4. `bfcl generate`, then `bfcl evaluate`, through BFCL's own command
 #      line (its typer app, in this process so the registration holds): an
-#      option BFCL lacks fails here, as it would by hand;
+#      option BFCL lacks fails here, as it would by hand; a generate whose
+#      every request failed (BFCL writes each error as the case's result and
+#      exits 0) fails here with status 65, before a 0% score is written;
 #   5. every score is written in lm_eval's results format, so the path
 #      that carries lm_eval results carries BFCL's:
 #      RESULTS/lm_eval/bfcl_<category>/results_<time>.json, and for a
@@ -74,19 +78,28 @@ def quotas(n, parts):
 
 
 def write_test_case_ids(work, category, n):
-    from bfcl_eval.utils import load_dataset_entry, parse_test_category_argument, sort_key
+    from bfcl_eval.utils import is_memory_prereq, load_dataset_entry, parse_test_category_argument, sort_key
 
     leaves = parse_test_category_argument([category])
-    ids = {}
+    ids, total, prereqs = {}, 0, 0
     for leaf, quota in zip(leaves, quotas(n, len(leaves))):
-        entries = sorted(load_dataset_entry(leaf), key=sort_key)[:quota]
-        if entries:
-            ids[leaf] = [e["id"] for e in entries]
-    total = sum(len(v) for v in ids.values())
+        entries = sorted(load_dataset_entry(leaf), key=sort_key)
+        # A memory category lists its prerequisite conversations first (they
+        # write the memory its questions read); they are not test cases: the
+        # first N questions are, with the prerequisites they depend on.
+        cases = [e for e in entries if not is_memory_prereq(e["id"])][:quota]
+        needed = {d for e in cases for d in e.get("depends_on", [])}
+        pre = [e for e in entries if e["id"] in needed]
+        if cases:
+            ids[leaf] = [e["id"] for e in pre + cases]
+            total += len(cases)
+            prereqs += len(pre)
     if total == 0:
         sys.exit("[wlc bfcl] max_test_cases %d selects no case of %s" % (n, category))
     (work / "test_case_ids_to_generate.json").write_text(json.dumps(ids, indent=2) + "\n")
-    log("%d cases of %s: %s" % (total, category, ", ".join("%s=%d" % (k, len(v)) for k, v in ids.items())))
+    log("%d cases of %s%s: %s" % (total, category,
+        " (and the %d prerequisite conversations they need)" % prereqs if prereqs else "",
+        ", ".join("%s=%d" % (k, len(v)) for k, v in ids.items())))
 
 
 def register(model):
@@ -94,7 +107,7 @@ def register(model):
     from bfcl_eval.model_handler.api_inference.openai_completion import OpenAICompletionsHandler
 
     # In place: BFCL's modules imported the mapping by name.
-    model_config.MODEL_CONFIG_MAPPING[model] = model_config.ModelConfig(
+    config = model_config.MODEL_CONFIG_MAPPING[model] = model_config.ModelConfig(
         model_name=model,
         display_name="%s (FC) (vLLM)" % model,
         url="https://huggingface.co/%s" % model,
@@ -106,6 +119,13 @@ def register(model):
         is_fc_model=True,
         underscore_to_dot=True,
     )
+    # BFCL names the result directory after the id with "/" as "_", and its
+    # evaluate turns that name back with every "_" as "/": an id with "_"
+    # of its own (org/Model_v2) comes back as org/Model/v2, which must name
+    # the same model (else evaluate raises KeyError).
+    back = model.replace("/", "_").replace("_", "/")
+    if back != model:
+        model_config.MODEL_CONFIG_MAPPING[back] = config
 
 
 def bfcl(args):
@@ -123,6 +143,35 @@ def bfcl(args):
         else:
             traceback.print_exc()
         sys.exit("[wlc bfcl] bfcl %s failed: %s" % (args[0], e))
+
+
+# A result whose every request errored is not a score (BFCL scores each
+# errored case as wrong and exits 0): status 65, as results.py's check.
+INVALID = 65
+ERROR_PREFIX = "Error during inference"
+
+
+def check_generated(work, category):
+    """Fails the step when every case generate wrote is an inference error
+    (BFCL catches each request's exception and writes it as the case's
+    result); logs how many errored otherwise."""
+    total, errors, first = 0, 0, None
+    for path in sorted((work / "result").rglob("*_result.json")):
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                total += 1
+                result = json.loads(line).get("result")
+                if isinstance(result, str) and result.startswith(ERROR_PREFIX):
+                    errors += 1
+                    first = first or result
+    if total and errors == total:
+        sys.stderr.write("[wlc bfcl] %s: every one of the %d requests failed, so its score would be 0%%; the first: %s (results kept in %s)\n"
+                         % (category, total, first[:300], work / "result"))
+        sys.exit(INVALID)
+    if errors:
+        log("%s: %d of %d requests failed (scored wrong, as BFCL does); the first: %s" % (category, errors, total, first[:300]))
 
 
 def percentage(v):
@@ -196,6 +245,7 @@ def main(argv):
     if subset:
         gen += ["--run-ids", "--allow-overwrite"]
     bfcl(gen)
+    check_generated(work, a.category)
     ev = ["evaluate", "--model", a.model, "--test-category", a.category]
     if subset:
         ev.append("--partial-eval")

@@ -27,7 +27,8 @@
 //	                 workload's variables (WLC_WORKLOAD, WLC_MODEL,
 //	                 WLC_MODEL_JSON, WLC_STARTUP_TIMEOUT_S,
 //	                 WLC_WORKLOAD_PORT, WLC_RESULTS_DIR)
-//	Library()        lib.sh (the shared functions below) and the result
+//	Library()        lib.sh (the shared functions below), the exit
+//	                 statuses (Exits) with outcome.sh, and the result
 //	                 tool results.py as $WLC_RESULTS_PY
 //	rt.Globals, rt.Functions   the runtime's part (see the contract)
 //	Run(w, rt)       wlc_require, wlc_warn_unset, wlc_init, rt.Prepare,
@@ -94,5 +95,9 @@
 // because python3 is guaranteed there and not on a docker host.
 //
 // Teardown: the EXIT trap (INT and TERM exit 130/143 through it) stops
-// the server, kills the log follower and exits with the first failure.
+// the server, kills the log follower and exits with the first failure,
+// classified (outcome.sh): an infrastructure failure (a failed image pull,
+// no GPU, out of memory while loading, NCCL, a server the system killed:
+// its log says which) exits with its own status (Exits: 90-94), which the
+// Buildkite steps retry; any other is the workload's, never retried.
 package runner

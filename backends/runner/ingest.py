@@ -17,7 +17,8 @@
 #   check SHAPES DEFINITION         check each JSON row on stdin (one a line) against
 #                                   DEFINITION: prints "ok" or why not, per row
 #
-# NIGHTLY=1 tags rows nightly; BUILDKITE_* variables tag eval rows;
+# NIGHTLY=1 tags rows nightly; WLC_JOB_HASH (the job's content hash) is
+# every row's job_hash; BUILDKITE_* variables tag eval rows;
 # WLC_SWEEP_DIR (a backend sweep's folder) is part of their source_file.
 import datetime
 import json
@@ -151,6 +152,8 @@ def perf(shapes, row, result):
         return
     if os.environ.get("NIGHTLY") == "1":
         out["nightly"] = True
+    if os.environ.get("WLC_JOB_HASH"):
+        out["job_hash"] = os.environ["WLC_JOB_HASH"]
     # Latencies in milliseconds become seconds; interactivity is 1000/tpot_ms.
     for key, value in raw.items():
         if not key.endswith("_ms"):
@@ -175,6 +178,8 @@ def eval_meta(meta):
             md[field] = meta[field].strip()
     if os.environ.get("NIGHTLY") == "1":
         md["nightly"] = True
+    if os.environ.get("WLC_JOB_HASH"):
+        md["job_hash"] = os.environ["WLC_JOB_HASH"]
     return md
 
 

@@ -2,6 +2,7 @@
 
 WLC_STATUS=0        # exit status of the first failed step; the script's exit status
 WLC_STEP_RC=0       # exit status of the last step (its results reach the dashboards only if 0)
+WLC_ALLOW_FAILED='' # set for a bench step whose config allows failed requests: the reason
 # The dashboards' token stays in this shell: curl reads it on stdin, and no
 # child (the server, lm_eval, bfcl, srun steps) inherits it.
 WLC_INGEST_TOKEN=${INGEST_BEARER_TOKEN:-}
@@ -13,6 +14,7 @@ WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
 WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
 WLC_TOOLS_PID=''    # the client tools' install, running while the server loads
+WLC_TOOLS_BEGAN=0      # when it started (wlc_now)
 WLC_TOOLS_VENV=${WLC_TOOLS_VENV:-} # their virtual environment (the runtime's default unless set)
 WLC_TOOLS_OWN=0     # 1: the venv is this job's own, removed at exit
 
@@ -57,6 +59,8 @@ wlc_init() {
   WLC_DATA_DIR=${WLC_DATA_DIR:-/tmp/wlc-data} # prepared datasets, where the clients run
   # NeMo-Skills' SPEED-Bench preparation, which perf-eval used too.
   WLC_SPEED_BENCH_PREPARE_URL=${WLC_SPEED_BENCH_PREPARE_URL:-https://raw.githubusercontent.com/NVIDIA-NeMo/Skills/refs/heads/main/nemo_skills/dataset/speed-bench/prepare.py}
+  # Its content, when pinned (the URL above is a moving branch).
+  WLC_SPEED_BENCH_PREPARE_SHA256=${WLC_SPEED_BENCH_PREPARE_SHA256:-}
   trap wlc_on_exit EXIT
   trap 'wlc_log "interrupted"; exit 130' INT
   trap 'wlc_log "terminated"; exit 143' TERM
@@ -121,11 +125,14 @@ wlc_lists_model() {
 wlc_wait_ready() {
   local start=$SECONDS models='' ready=0 told=0
   local deadline=$((SECONDS + WLC_STARTUP_TIMEOUT_S)) progress=$((SECONDS + 60))
+  wlc_now
+  WLC_LOAD_START=$WLC_NOW
   wlc_log "waiting up to ${WLC_STARTUP_TIMEOUT_S}s for $WLC_BASE_URL/health and /v1/models to list $WLC_MODEL"
   while :; do
     if ! wlc_server_alive; then
       wlc_server_exit_code
       [ "$WLC_SERVER_RC" -ne 0 ] || WLC_SERVER_RC=1
+      wlc_server_died
       wlc_log "the server exited (status $WLC_SERVER_RC) before it was ready; its last log lines:"
       wlc_server_log_tail
       return "$WLC_SERVER_RC"
@@ -134,6 +141,7 @@ wlc_wait_ready() {
       models=$(curl -fsS --max-time 10 "$WLC_BASE_URL/v1/models" 2>/dev/null) &&
       wlc_lists_model "$models"; then
       wlc_log "server ready after $((SECONDS - start))s"
+      wlc_provenance_ready
       ready=1
     fi
     if wlc_tools_done; then
@@ -172,7 +180,10 @@ wlc_step() {
     return 0
   fi
   wlc_log "start $label"
+  wlc_now
+  local t0=$WLC_NOW
   "$@" || rc=$?
+  wlc_step_record "$label" "$t0" "$rc" "$@"
   WLC_STEP_RC=$rc
   if [ "$rc" -eq 0 ]; then
     wlc_log "done $label"
@@ -189,6 +200,7 @@ wlc_server_gone() {
   WLC_SERVER_GONE=1
   wlc_server_exit_code
   [ "$WLC_SERVER_RC" -ne 0 ] || WLC_SERVER_RC=1
+  wlc_server_died
   [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$WLC_SERVER_RC
   wlc_log "the server exited (status $WLC_SERVER_RC); its last log lines:"
   wlc_server_log_tail
@@ -199,8 +211,10 @@ wlc_server_gone() {
 wlc_bench() { wlc_bench_runs wlc_vllm_bench_once "$@"; }
 
 # wlc_vllm_bench_once FILE PROMPTS ARG...: one `vllm bench serve` repetition into
-# FILE, copied into the results directory and checked (every prompt
-# completed, none failed).
+# FILE, copied into the results directory and checked (results.py check:
+# every prompt completed, none failed unless WLC_ALLOW_FAILED, the run's
+# allow_failed_requests reason, is set for the step; output tokens and
+# every metric the dashboards need).
 wlc_vllm_bench_once() {
   local f=$1 prompts=$2
   shift 2
@@ -210,7 +224,7 @@ wlc_vllm_bench_once() {
     --result-dir "$WLC_BENCH_DIR" \
     --result-filename "$f" || return
   wlc_fetch_result "$f" || return
-  wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts"
+  wlc_in_server python3 -c "$WLC_RESULTS_PY" check "$WLC_BENCH_DIR/$f" "$prompts" ${WLC_ALLOW_FAILED:+"$WLC_ALLOW_FAILED"}
 }
 
 # wlc_bench_runs ONCE RUN PROMPTS RESULT FILE... -- ARG...: runs the
@@ -261,7 +275,7 @@ wlc_ingest() {
   dir=$WLC_RESULTS_DIR/ingest/$kind
   rows=$dir/.$name.rows
   mkdir -p "$dir" || return 0
-  "${wrap[@]}" env NIGHTLY="${NIGHTLY:-}" \
+  "${wrap[@]}" env NIGHTLY="${NIGHTLY:-}" WLC_JOB_HASH="${WLC_JOB_HASH:-}" \
     BUILDKITE_BUILD_ID="${BUILDKITE_BUILD_ID:-}" BUILDKITE_BUILD_NUMBER="${BUILDKITE_BUILD_NUMBER:-}" \
     BUILDKITE_BUILD_URL="${BUILDKITE_BUILD_URL:-}" BUILDKITE_BRANCH="${BUILDKITE_BRANCH:-}" \
     WLC_SWEEP_DIR="${WLC_SWEEP_DIR:-}" \
@@ -334,6 +348,8 @@ wlc_tools_start() {
   for ((i = 0; i < ${#WLC_TOOLS[@]}; i += 4)); do names+=("${WLC_TOOLS[i]}"); done
   wlc_log "checking the client tools (${names[*]}) while the server loads; missing ones go into $WLC_TOOLS_VENV (log: $WLC_RESULTS_DIR/tools.log)"
   WLC_TOOLS_START=$SECONDS
+  wlc_now
+  WLC_TOOLS_BEGAN=$WLC_NOW
   wlc_beside_server bash -c "$WLC_TOOLS_SH" wlc-tools "$WLC_TOOLS_VENV" "${WLC_TOOLS[@]}" \
     </dev/null >"$WLC_RESULTS_DIR/tools.log" 2>&1 &
   WLC_TOOLS_PID=$!
@@ -354,6 +370,7 @@ wlc_tools_done() {
     exit "$rc"
   fi
   wlc_log "client tools ready after $((SECONDS - WLC_TOOLS_START))s"
+  wlc_phase tools "$WLC_TOOLS_BEGAN"
 }
 
 # WLC_VENV_SH runs a client with the tools' virtual environment first, as
@@ -441,11 +458,13 @@ wlc_kill_tree() {
 }
 
 # wlc_on_exit (the EXIT trap): stops the server and the log follower, then
-# exits with the first failure's status.
+# exits with the first failure's status, classified (wlc_exit_status).
 wlc_on_exit() {
   local rc=$?
   trap '' INT TERM
   trap - EXIT
+  wlc_now
+  local t0=$WLC_NOW
   wlc_server_stop || true
   wlc_stop_follower
   if [ -n "$WLC_TOOLS_PID" ]; then
@@ -457,6 +476,10 @@ wlc_on_exit() {
   if [ "${#WLC_FAILED[@]}" -gt 0 ]; then
     wlc_log "failed: ${WLC_FAILED[*]}"
   fi
-  wlc_log "exit $rc; results in $WLC_RESULTS_DIR"
-  exit "$rc"
+  wlc_phase teardown "$t0"
+  wlc_exit_status "$rc"
+  wlc_provenance_write "$WLC_EXIT" || true
+  wlc_log "exit $WLC_EXIT; results in $WLC_RESULTS_DIR"
+  wlc_requeue
+  exit "$WLC_EXIT"
 }

@@ -80,6 +80,9 @@ var bfclPy string
 //go:embed speed_bench.py
 var speedBenchPy string
 
+//go:embed provenance.sh
+var provenanceSh string
+
 // Runtime is what differs between the places a server runs. Its Functions
 // define the contract functions lib.sh calls (see the package doc); the
 // rest is for the header and the run section.
@@ -237,7 +240,8 @@ func Header(w plan.Workload, rt Runtime) string {
 	if len(w.Datasets) > 0 {
 		env = append(env,
 			[2]string{"WLC_DATA_DIR", "where datasets are prepared, as the clients see it (default /tmp/wlc-data)"},
-			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: its main branch)"})
+			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: its main branch)"},
+			[2]string{"WLC_SPEED_BENCH_PREPARE_SHA256", "the sha256 that prepare.py must have (default: not checked)"})
 	}
 	env = append(env, rt.Env...)
 	for _, e := range env {
@@ -421,7 +425,7 @@ func Library(w plan.Workload) string { return strings.Join(libraryParts(w), "") 
 // once, shared by every script (a script is mostly them, and building
 // them again for each of an export's workloads showed in its profile).
 func libraryParts(w plan.Workload) []string {
-	parts := []string{libWithResults}
+	parts := []string{libWithResults, provenancePlan(w)}
 	if len(w.Tools) > 0 {
 		var b strings.Builder
 		b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
@@ -452,6 +456,52 @@ func libraryParts(w plan.Workload) []string {
 	return parts
 }
 
+// provenancePlan is the shell setting WLC_PROVENANCE_PLAN, the part of
+// provenance.json wlc knows at export: what w runs (its server's command,
+// arguments and environment; secrets by name only) on what.
+func provenancePlan(w plan.Workload) string {
+	env := map[string]string{}
+	for _, e := range w.Env {
+		env[e.Name] = e.Value
+	}
+	type image struct {
+		Ref    string `json:"ref"`
+		Pull   string `json:"pull"`
+		Commit string `json:"commit,omitempty"`
+	}
+	type server struct {
+		Command []string          `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Secrets []string          `json:"secrets"`
+	}
+	p := struct {
+		File     string `json:"file"`
+		Model    string `json:"model"`
+		Engine   string `json:"engine"`
+		Platform string `json:"platform"`
+		Hardware string `json:"hardware"`
+		Nodes    int    `json:"nodes"`
+		GPUs     int    `json:"gpus_per_node"`
+		Image    image  `json:"image"`
+		Server   server `json:"server"`
+	}{w.File, w.Model, w.Engine, w.Platform, w.Hardware.Name, w.Nodes, w.GPUsPerNode,
+		image{w.Image.Ref, w.Image.Pull, w.Image.Commit},
+		server{w.Serve.Command, w.Serve.Args, env, w.Secrets}}
+	if p.Server.Secrets == nil {
+		p.Server.Secrets = []string{}
+	}
+	j, err := compactJSON(p)
+	if err == nil {
+		j, err = Quote(j)
+	}
+	if err != nil {
+		// A value JSON or a shell word cannot hold (a NUL): the load refuses those.
+		j = "null"
+	}
+	return "\n# What this job runs, for provenance.json (backends/runner/provenance.sh).\nWLC_PROVENANCE_PLAN=" + j + "\n"
+}
+
 // embedTool is the shell that sets variable name to text, a tool's source
 // the script runs, under a comment saying what it is.
 func embedTool(name, what, text string) string {
@@ -459,7 +509,7 @@ func embedTool(name, what, text string) string {
 }
 
 var (
-	libWithResults  = lib + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
+	libWithResults  = lib + exitsShell() + provenanceSh + embedTool("WLC_RESULTS_PY", "The result tool: checks bench results and writes medians (backends/runner/results.py).", resultsPy)
 	toolsEmbed      = embedTool("WLC_TOOLS_SH", "The client tools' install, run where the clients run (backends/runner/tools.sh).", toolsSh)
 	preflightEmbed  = embedTool("WLC_PREFLIGHT_SH", "The preflight, run where the server will run (backends/runner/preflight.sh).", preflightSh)
 	speedBenchEmbed = embedTool("WLC_SPEED_BENCH_PY", "The SPEED-Bench preparation, run where vllm bench runs (backends/runner/speed_bench.py).", speedBenchPy)
@@ -722,7 +772,7 @@ func Steps(w plan.Workload) (string, error) {
 			return "", err
 		}
 		fmt.Fprintf(&b, "\n# The %s dataset, which vllm bench serve reads but does not download\n", Comment(d.Name))
-		fmt.Fprintf(&b, "wlc_step %s wlc_in_tools python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\"\n", label, strings.Join(words, " "))
+		fmt.Fprintf(&b, "wlc_step %s wlc_in_tools python3 -c \"$WLC_SPEED_BENCH_PY\" %s \"$WLC_SPEED_BENCH_PREPARE_URL\" \"$WLC_SPEED_BENCH_PREPARE_SHA256\"\n", label, strings.Join(words, " "))
 	}
 	for _, r := range w.Bench {
 		s, err := benchStep(BenchFunc(w), r)
@@ -817,7 +867,16 @@ func benchStep(fn string, r plan.BenchRun) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lines := [][]string{{"wlc_step", label, fn, fixed[0], fixed[1], fixed[2]}}
+	first := []string{"wlc_step", label, fn, fixed[0], fixed[1], fixed[2]}
+	if r.AllowFailedRequests != "" {
+		// For the step only: the check accepts failed requests, saying why.
+		reason, err := Quote(r.AllowFailedRequests)
+		if err != nil {
+			return "", err
+		}
+		first = append([]string{"WLC_ALLOW_FAILED=" + reason}, first...)
+	}
+	lines := [][]string{first}
 	for _, f := range fixed[3:] {
 		lines = append(lines, []string{f})
 	}

@@ -1,6 +1,7 @@
 package slurm_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -273,6 +274,9 @@ func checkTwoNode(t *testing.T, r *run, pyxis bool) {
 	if len(servers) != 2 {
 		t.Fatalf("%d vllm serve processes, want 2 (one per node)\n%s", len(servers), r.log(t))
 	}
+	if !pyxis {
+		checkProvenance(t, r, runnertest.ScriptJobHash(t, scripts(t)["two_node"]))
+	}
 	byRank := map[string]stub.Record{}
 	for _, s := range servers {
 		byRank[s.Flags["node-rank"]] = s
@@ -376,6 +380,51 @@ func checkSGLangTwoNode(t *testing.T, r *run) {
 	for _, f := range []string{"bench-short-conc-2.json", "bench-short-conc-2.jsonl"} {
 		if fi, err := os.Stat(r.file(f)); err != nil || fi.Size() == 0 {
 			t.Errorf("bench result %s missing: %v\n%s", f, err, r.log(t))
+		}
+	}
+}
+
+// checkProvenance: the 2-node job's provenance.json names its hash, the
+// engine version its server logged, the GPUs the head node reports (the
+// stub nvidia-smi's 8), a phase for the server's load, each step and the
+// teardown, and no secret's value.
+func checkProvenance(t *testing.T, r *run, hash string) {
+	t.Helper()
+	data, err := os.ReadFile(r.file("provenance.json"))
+	if err != nil {
+		t.Fatalf("provenance.json: %v\n%s", err, r.log(t))
+	}
+	if strings.Contains(string(data), "hf-secret-value") {
+		t.Errorf("provenance.json holds HF_TOKEN's value:\n%s", data)
+	}
+	var p struct {
+		JobHash       string `json:"job_hash"`
+		EngineVersion string `json:"engine_version"`
+		GPUs          struct {
+			Vendor string
+			Count  int
+		} `json:"gpus"`
+		Phases []struct{ Name string } `json:"phases"`
+		Steps  []struct {
+			Name   string `json:"name"`
+			Status int    `json:"status"`
+		} `json:"steps"`
+		ExitClass string `json:"exit_class"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatalf("provenance.json: %v\n%s", err, data)
+	}
+	phases := map[string]bool{}
+	for _, ph := range p.Phases {
+		phases[ph.Name] = true
+	}
+	if p.JobHash != hash || p.EngineVersion != "0.13.0" || p.GPUs.Vendor != "nvidia" || p.GPUs.Count != 8 ||
+		!phases["server load"] || !phases["teardown"] || len(p.Steps) == 0 || p.ExitClass != "ok" {
+		t.Errorf("provenance.json lacks what ran:\n%s", data)
+	}
+	for _, s := range p.Steps {
+		if !phases[s.Name] || s.Status != 0 {
+			t.Errorf("step %s: status %d, phase recorded %v", s.Name, s.Status, phases[s.Name])
 		}
 	}
 }

@@ -181,6 +181,7 @@ func Script(w plan.Workload) (string, error) {
 	g.printf("  exec sbatch \"$@\" \"$0\"\n")
 	g.printf("fi\n\n")
 	g.printf("%s\n", runner.Library(w)+runner.Extras(w))
+	g.printf("WLC_REQUEUE=1 # submitted with --requeue: infrastructure failures requeue the job\n\n")
 	if l := runner.EngineLibrary(w); l != "" {
 		g.printf("%s\n", l)
 	}
@@ -289,6 +290,10 @@ func (g *gen) header() {
 	if c.Exclusive {
 		line("--exclusive")
 	}
+	// A job that failed for the infrastructure requeues itself
+	// (wlc_requeue); a requeued job's log goes on after the first run's.
+	line("--requeue")
+	line("--open-mode=append")
 	line("--output=" + results + "/slurm-%j.out")
 	line("--error=" + results + "/slurm-%j.err")
 	for _, a := range c.ExtraSbatchArgs {

@@ -204,6 +204,10 @@ type BenchRun struct {
 	// Dataset is the prepared dataset the run reads, if any.
 	// (Workload.Datasets lists it for show.)
 	Dataset *Dataset `json:"-"`
+	// AllowFailedRequests is the reason the config accepts failed
+	// requests (schema's allow_failed_requests); empty: a run with one
+	// fails.
+	AllowFailedRequests string `json:"allow_failed_requests,omitempty"`
 }
 
 // LMEvalRun is one lm-evaluation-harness task.

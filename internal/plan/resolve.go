@@ -308,6 +308,17 @@ func sweep(name string, conc, prompts schema.IntOrList, reps int, args func(conc
 	return out
 }
 
+// allowFailed records a config's opt-out from failing on failed requests
+// on its runs.
+func allowFailed(a *schema.AllowFailedRequests, runs []BenchRun) []BenchRun {
+	if a != nil {
+		for i := range runs {
+			runs[i].AllowFailedRequests = a.Reason
+		}
+	}
+	return runs
+}
+
 // lengths records a config's input and output lengths on its runs (the
 // dashboards' isl and osl).
 func lengths(in, out int, runs []BenchRun) []BenchRun {
@@ -346,7 +357,7 @@ func sglangServe(w schema.Workload) Serve {
 func sglangBenchRuns(w schema.Workload) []BenchRun {
 	var out []BenchRun
 	for _, c := range w.SGLangBench.Configs {
-		out = append(out, lengths(c.InputLen, c.OutputLen, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
+		out = append(out, allowFailed(c.AllowFailedRequests, lengths(c.InputLen, c.OutputLen, sweep(c.Name, c.MaxConcurrency, c.NumPrompts, c.Repetitions, func(conc, np int) []string {
 			args := []string{"--backend", c.Backend, "--model", w.Model,
 				"--dataset-name", "random",
 				"--random-input-len", strconv.Itoa(c.InputLen),
@@ -356,7 +367,7 @@ func sglangBenchRuns(w schema.Workload) []BenchRun {
 				"--flush-cache",
 				"--num-prompts", strconv.Itoa(np), "--max-concurrency", strconv.Itoa(conc)}
 			return append(args, BenchArgs(c.Args)...)
-		}))...)
+		})))...)
 	}
 	return out
 }
@@ -402,7 +413,7 @@ func benchRuns(w schema.Workload) []BenchRun {
 		for i := range runs {
 			runs[i].Dataset = ds
 		}
-		out = append(out, runs...)
+		out = append(out, allowFailed(c.AllowFailedRequests, runs)...)
 	}
 	return out
 }

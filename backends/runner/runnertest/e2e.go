@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/plan/plandiff"
 	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
 	"github.com/wlcdev/wlc/internal/testrig/stub"
 	"github.com/wlcdev/wlc/schema"
@@ -350,4 +352,155 @@ func (j *Job) RunAndSignal(t testing.TB, timeout time.Duration, ready func(strin
 			}
 		}
 	}
+}
+
+// Provenance is the part of a job's provenance.json the tests read.
+type Provenance struct {
+	JobHash string `json:"job_hash"`
+	Plan    struct {
+		Model  string `json:"model"`
+		Image  struct{ Ref, Pull string }
+		Server struct {
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+			Secrets []string          `json:"secrets"`
+		} `json:"server"`
+	} `json:"plan"`
+	Image struct {
+		Digest *string `json:"digest"`
+	} `json:"image"`
+	EngineVersion *string `json:"engine_version"`
+	GPUs          struct {
+		Vendor, Model, Driver string
+		Count                 int
+	} `json:"gpus"`
+	Steps []struct {
+		Name    string   `json:"name"`
+		Argv    []string `json:"argv"`
+		Status  int      `json:"status"`
+		Seconds float64  `json:"seconds"`
+	} `json:"steps"`
+	Phases []struct {
+		Name    string  `json:"name"`
+		Seconds float64 `json:"seconds"`
+	} `json:"phases"`
+	WallSeconds float64 `json:"wall_seconds"`
+	ExitStatus  int     `json:"exit_status"`
+	ExitClass   string  `json:"exit_class"`
+}
+
+// ScriptJobHash is the job hash an exported script runs with: the value
+// its header exports as WLC_JOB_HASH (wlc show prints the same).
+func ScriptJobHash(t testing.TB, script string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^export WLC_JOB_HASH=(\S+)`).FindStringSubmatch(script)
+	if m == nil {
+		t.Fatal("the script exports no WLC_JOB_HASH")
+	}
+	return m[1]
+}
+
+// JobHash is the job hash of the job's workload, as wlc show prints it.
+func (j *Job) JobHash(t testing.TB) string {
+	t.Helper()
+	h, err := plan.JobHash(j.W)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// CheckProvenance reads the job's provenance.json and asserts what every
+// job's says: the job hash it ran with (hash), the stub vLLM's version, the
+// stub GPUs (8 NVIDIA H100s), the plan's model and server arguments, each
+// step the plan has with its status, a phase for the server's load, each
+// step and the teardown, none longer than the job, no secret's value
+// anywhere (NewJob's HF_TOKEN and WLC_TEST_SECRET) and the job's status.
+// It returns the file for the backend's own checks.
+func (j *Job) CheckProvenance(t testing.TB, hash string, status int) Provenance {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(j.Results(), "provenance.json"))
+	if err != nil {
+		t.Fatalf("provenance.json: %v", err)
+	}
+	for _, secret := range []string{"hf-secret-value", "second-secret"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("provenance.json holds a secret's value %q:\n%s", secret, data)
+		}
+	}
+	t.Logf("provenance.json:\n%s", data)
+	var p Provenance
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatalf("provenance.json is not JSON: %v\n%s", err, data)
+	}
+	if p.JobHash != hash {
+		t.Errorf("job_hash %q, want %q", p.JobHash, hash)
+	}
+	// wlc diff --results reads the same file: the job's record must be
+	// what it measures GPU-hours from.
+	runs, errs := plandiff.ReadRuns(os.DirFS(j.Results()), j.Results())
+	if len(errs) > 0 {
+		t.Errorf("wlc diff cannot read provenance.json: %v", errs)
+	} else if r, ok := runs[hash]; !ok || r.WallS != p.WallSeconds || r.FinishedAt.IsZero() {
+		t.Errorf("wlc diff reads %+v for %s, want wall_seconds %v and a finished_at", r, hash, p.WallSeconds)
+	}
+	if p.EngineVersion == nil || *p.EngineVersion != "0.13.0" {
+		t.Errorf("engine_version %v, want the stub vllm's 0.13.0", p.EngineVersion)
+	}
+	if p.GPUs.Vendor != "nvidia" || p.GPUs.Model != "NVIDIA H100 80GB HBM3" || p.GPUs.Count != 8 || p.GPUs.Driver != "550.54.15" {
+		t.Errorf("gpus %+v, want the stub nvidia-smi's 8 NVIDIA H100 80GB HBM3, driver 550.54.15", p.GPUs)
+	}
+	if p.Plan.Model != j.W.Model || fmt.Sprint(p.Plan.Server.Args) != fmt.Sprint(j.W.Serve.Args) {
+		t.Errorf("plan: model %q args %q, want %q %q", p.Plan.Model, p.Plan.Server.Args, j.W.Model, j.W.Serve.Args)
+	}
+	if fmt.Sprint(p.Plan.Server.Secrets) != fmt.Sprint(j.W.Secrets) {
+		t.Errorf("plan: secrets %q, want the names %q", p.Plan.Server.Secrets, j.W.Secrets)
+	}
+	if p.ExitStatus != status {
+		t.Errorf("exit_status %d, want %d", p.ExitStatus, status)
+	}
+	phases := map[string]float64{}
+	for _, ph := range p.Phases {
+		phases[ph.Name] = ph.Seconds
+		if ph.Seconds < 0 || ph.Seconds > p.WallSeconds {
+			t.Errorf("phase %s took %vs of a %vs job", ph.Name, ph.Seconds, p.WallSeconds)
+		}
+	}
+	var want []string
+	for _, b := range j.W.Bench {
+		want = append(want, "bench "+b.Name)
+	}
+	for _, l := range j.W.LMEval {
+		want = append(want, "lm_eval "+l.Task)
+	}
+	for _, b := range j.W.BFCL {
+		want = append(want, "bfcl "+b.Category)
+	}
+	steps := map[string]int{}
+	for _, s := range p.Steps {
+		steps[s.Name] = s.Status
+		if len(s.Argv) == 0 {
+			t.Errorf("step %s: no argv", s.Name)
+		}
+	}
+	for _, name := range want {
+		if _, ok := steps[name]; !ok {
+			t.Errorf("no step %q in provenance.json (steps %v)", name, steps)
+		}
+		if _, ok := phases[name]; !ok {
+			t.Errorf("no phase %q in provenance.json (phases %v)", name, phases)
+		}
+	}
+	for _, name := range []string{"server load", "teardown"} {
+		if _, ok := phases[name]; !ok {
+			t.Errorf("no phase %q in provenance.json (phases %v)", name, phases)
+		}
+	}
+	if _, ok := phases["tools"]; len(j.W.Tools) > 0 && !ok {
+		t.Errorf("no tools phase in provenance.json (phases %v)", phases)
+	}
+	if p.WallSeconds <= 0 || p.WallSeconds > 2*time.Hour.Seconds() {
+		t.Errorf("wall_seconds %v", p.WallSeconds)
+	}
+	return p
 }

@@ -18,8 +18,9 @@ import (
 // CheckIngest asserts the dashboards received exactly the job's rows: one
 // perf row per bench run, computed from its result file (throughput per
 // GPU divided by every GPU the server uses, latencies in seconds), and per
-// lm_eval task its results file and (unless noSamples) its samples; and
-// that each row is also kept under results/<name>/ingest/.
+// lm_eval task its results file and (unless noSamples) its samples; that
+// each row carries the job's WLC_JOB_HASH (none without); and that each
+// row is also kept under results/<name>/ingest/.
 func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) {
 	t.Helper()
 	if r := srv.Refused(); len(r) > 0 {
@@ -130,6 +131,14 @@ func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) 
 	}
 	if len(evals) != want {
 		t.Errorf("%d eval rows, want %d", len(evals), want)
+	}
+	// Each row traces back to the job that measured it (its
+	// provenance.json) by the job hash the job ran with.
+	hash := j.JobHash(t)
+	for _, r := range append(append([]ingesttest.Row{}, perf...), evals...) {
+		if got, _ := r.Body["job_hash"].(string); got != hash {
+			t.Errorf("%s row %v: job_hash %q, want %q", r.Endpoint, r.Body["task"], got, hash)
+		}
 	}
 	// The token travels on curl's stdin: it is in no file of the job.
 	filepath.WalkDir(j.Dir, func(p string, d os.DirEntry, err error) error {

@@ -18,12 +18,12 @@ import (
 // directory saying which job it was and how long it ran. ReadRuns reads
 // these fields of it and ignores any other:
 //
-//	job_hash     string, required: the job's plan.JobHash (WLC_JOB_HASH)
-//	wall_s       number > 0, required: the job's wall-clock seconds, from
-//	             its start to its last step's end (what it held the GPUs)
-//	finished_at  string, RFC 3339, optional: when it finished; of several
-//	             runs of one hash the latest counts (without it, the file
-//	             whose path sorts last)
+//	job_hash      string, required: the job's plan.JobHash (WLC_JOB_HASH)
+//	wall_seconds  number > 0, required: the job's wall-clock seconds, from
+//	              its start to its last step's end (what it held the GPUs)
+//	finished_at   string, RFC 3339, optional: when it finished; of several
+//	              runs of one hash the latest counts (without it, the file
+//	              whose path sorts last)
 const ProvenanceFile = "provenance.json"
 
 // Run is a job's last recorded run.
@@ -37,7 +37,7 @@ type Run struct {
 
 type provenance struct {
 	JobHash    *string  `json:"job_hash"`
-	WallS      *float64 `json:"wall_s"`
+	WallS      *float64 `json:"wall_seconds"`
 	FinishedAt *string  `json:"finished_at"`
 }
 
@@ -98,14 +98,14 @@ func parseProvenance(name string, data []byte) (Run, error) {
 			line, col = position(data, te.Offset)
 			err = fmt.Errorf("%s is a JSON %s", te.Field, te.Value)
 		}
-		return Run{}, fmt.Errorf("%s:%d:%d: not a provenance record: %v; it must be a JSON object with job_hash (a string) and wall_s (a number of seconds)", name, line, col, err)
+		return Run{}, fmt.Errorf("%s:%d:%d: not a provenance record: %v; it must be a JSON object with job_hash (a string) and wall_seconds (a number of seconds)", name, line, col, err)
 	}
 	var problems []string
 	if p.JobHash == nil || strings.TrimSpace(*p.JobHash) == "" {
 		problems = append(problems, "job_hash is missing (the job's WLC_JOB_HASH, e.g. \"v1-3f2a9c0d1e2b\")")
 	}
 	if p.WallS == nil || !(*p.WallS > 0) || math.IsInf(*p.WallS, 0) {
-		problems = append(problems, "wall_s is missing or not a positive number of seconds")
+		problems = append(problems, "wall_seconds is missing or not a positive number of seconds")
 	}
 	var at time.Time
 	if p.FinishedAt != nil {

@@ -157,10 +157,10 @@ func TestPriceMeasuredAndEstimated(t *testing.T) {
 
 func TestReadRuns(t *testing.T) {
 	fsys := fstest.MapFS{
-		"x/1/provenance.json": {Data: []byte(`{"job_hash": "v1-aaaaaaaaaaaa", "wall_s": 100, "finished_at": "2026-12-02T00:00:00Z"}`)},
-		"x/2/provenance.json": {Data: []byte(`{"job_hash": "v1-aaaaaaaaaaaa", "wall_s": 200, "finished_at": "2026-12-01T00:00:00Z"}`)},
-		"y/provenance.json":   {Data: []byte(`{"job_hash": "v1-bbbbbbbbbbbb", "wall_s": 300.5, "phases": {"bench_s": 3}}`)},
-		"z/provenance.json":   {Data: []byte("{\n  \"job_hash\": \"v1-c\",\n  \"wall_s\": 0\n}")},
+		"x/1/provenance.json": {Data: []byte(`{"job_hash": "v1-aaaaaaaaaaaa", "wall_seconds": 100, "finished_at": "2026-12-02T00:00:00Z"}`)},
+		"x/2/provenance.json": {Data: []byte(`{"job_hash": "v1-aaaaaaaaaaaa", "wall_seconds": 200, "finished_at": "2026-12-01T00:00:00Z"}`)},
+		"y/provenance.json":   {Data: []byte(`{"job_hash": "v1-bbbbbbbbbbbb", "wall_seconds": 300.5, "phases": {"bench_s": 3}}`)},
+		"z/provenance.json":   {Data: []byte("{\n  \"job_hash\": \"v1-c\",\n  \"wall_seconds\": 0\n}")},
 		"w/provenance.json":   {Data: []byte("{\n  \"job_hash\": \"v1-c\",\n  oops\n}")},
 		"other.json":          {Data: []byte(`not json, not read`)},
 	}
@@ -176,8 +176,8 @@ func TestReadRuns(t *testing.T) {
 		msgs = append(msgs, e.Error())
 	}
 	want := []string{
-		`res/w/provenance.json:3:3: not a provenance record: invalid character 'o' looking for beginning of object key string; it must be a JSON object with job_hash (a string) and wall_s (a number of seconds)`,
-		`res/z/provenance.json:1:1: wall_s is missing or not a positive number of seconds`,
+		`res/w/provenance.json:3:3: not a provenance record: invalid character 'o' looking for beginning of object key string; it must be a JSON object with job_hash (a string) and wall_seconds (a number of seconds)`,
+		`res/z/provenance.json:1:1: wall_seconds is missing or not a positive number of seconds`,
 	}
 	if d := cmp.Diff(want, msgs); d != "" {
 		t.Errorf("errors (-want +got):\n%s", d)

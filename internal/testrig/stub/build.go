@@ -20,13 +20,13 @@ func Build(t testing.TB, dir string) string {
 }
 
 // BuildDir compiles the stubs (vllm, vllm-router, sglang and the python3
-// that runs it, lm_eval, bfcl, docker) into dir with go build, and copies
+// that runs it, lm_eval, bfcl, docker, nvidia-smi, rocm-smi) into dir with go build, and copies
 // the Python stand-ins to dir/python (see Python); put dir first on PATH.
 func BuildDir(dir string) error {
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Dir(file)
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./vllm", "./vllm-router", "./sglang", "./python3", "./lm_eval", "./bfcl", "./docker")
+		"./vllm", "./vllm-router", "./sglang", "./python3", "./lm_eval", "./bfcl", "./docker", "./nvidia-smi", "./rocm-smi")
 	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the stubs: %v\n%s", err, out)

@@ -58,7 +58,14 @@
 // --attention-backend or --moe-backend names one of them, as vLLM refuses a
 // backend the platform lacks; both flags are recorded in Flags),
 // WLC_STUB_DIE_KV_ROLE=<kv_role> (WLC_STUB_DIE_AFTER applies only to servers
-// whose --kv-transfer-config has that kv_role). --kv-transfer-config must be
+// whose --kv-transfer-config has that kv_role), WLC_STUB_FAULT=empty (every
+// completion is empty: 0 completion_tokens, finish_reason stop), fail-some
+// (every third completion request answers 500, as an engine error does) or
+// error (a chat request with tools answers 400, as vLLM started without
+// --enable-auto-tool-choice does: what makes every BFCL request fail) or
+// oom-loading (serve prints PyTorch's CUDA out-of-memory error while
+// loading and exits 1).
+// A completion reports max_tokens completion_tokens (as with ignore_eos). --kv-transfer-config must be
 // JSON naming a kv_connector (else exit 2); it is recorded with
 // data-parallel-hybrid-lb and nixl-side-channel-host
 // ($VLLM_NIXL_SIDE_CHANNEL_HOST) in Flags.
@@ -101,7 +108,8 @@
 // --random-input-len, --random-output-len, --save-result, --result-dir,
 // --result-filename. Sends num-prompts requests, at most max-concurrency at
 // once, and writes the result JSON with vLLM's field names (completed,
-// failed, request_throughput, output_throughput, mean_ttft_ms, ...).
+// failed, request_throughput, output_throughput, mean_ttft_ms, ...);
+// output tokens are the servers' usage.completion_tokens, summed.
 // With --dataset-name speed_bench, <--dataset-path>/<subset>.jsonl must
 // exist (vLLM reads it and downloads nothing).
 // WLC_STUB_BENCH_FAIL=<code> exits with that code (1 for any non-number)
@@ -117,6 +125,8 @@
 package stub
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -256,4 +266,17 @@ func DieCode() int {
 		return n
 	}
 	return 3
+}
+
+// ImageDigest is the fake docker's registry digest of image
+// (sha256:<hex>), derived from its reference so tests can compute it.
+func ImageDigest(image string) string {
+	sum := sha256.Sum256([]byte("digest:" + image))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ImageID is the fake docker's image id (its config's digest) of image.
+func ImageID(image string) string {
+	sum := sha256.Sum256([]byte("id:" + image))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -16,10 +16,24 @@
 // (bfcl_eval.model_handler.base_handler.MAXIMUM_STEP_LIMIT) in
 // WLC_STUB_BFCL_STEP_LIMIT, both recorded.
 //
+// The dataset is BFCL's in shape (see dataset): a memory category's
+// questions depend on its prerequisite conversations, listed first.
+// generate runs what BFCL would: with --run-ids, the listed entries of
+// each listed category; prerequisites whose category's questions are not
+// run are dropped (clean_up_memory_prereq_entries), prerequisites run
+// first (into <category>_prereq's result file), and a question whose
+// prerequisite neither ran now nor before fails as its missing memory
+// makes it fail. evaluate finds results as BFCL's runner does: by the
+// result directory's name (the model id, "/" as "_") turned back into a
+// model name ("_" as "/"), so a registered id with "_" of its own fails
+// with BFCL's KeyError.
+//
 // generate (OpenAICompletionsHandler models only: any other handler would
 // call its vendor's API) needs OPENAI_BASE_URL and OPENAI_API_KEY, sends
-// one chat completion per leaf category and writes one result line per
-// test case under $BFCL_PROJECT_ROOT/result/; with --run-ids it runs the
+// one chat completion with tools per test case and writes one result line
+// per case under $BFCL_PROJECT_ROOT/result/ (a failed request's line is
+// "Error during inference: <the client's error>", as BFCL writes it, and
+// generate still exits 0; evaluate scores it wrong); with --run-ids it runs the
 // ids of $BFCL_PROJECT_ROOT/test_case_ids_to_generate.json instead of
 // --test-category. evaluate scores them under $BFCL_PROJECT_ROOT/score/:
 // BFCL_v4_<leaf>_score.json (a header line {accuracy, correct_count,
@@ -36,6 +50,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -87,8 +102,71 @@ var (
 	}
 )
 
-// casesPerLeaf is the stub dataset: ids <leaf>_0 .. <leaf>_N-1.
+// casesPerLeaf is the stub dataset: ids <leaf>_0 .. <leaf>_N-1, and
+// for a memory leaf <leaf>_<i>-<scenario>-<j> (see dataset).
 const casesPerLeaf = 5
+
+// memoryScenarios are the stub's memory scenarios (BFCL has five), each
+// with prereqsPerScenario prerequisite conversations.
+var memoryScenarios = []string{"customer", "student"}
+
+const prereqsPerScenario = 2
+
+// entry is a dataset entry as load_dataset_entry returns it.
+type entry struct {
+	ID        string   `json:"id"`
+	DependsOn []string `json:"depends_on,omitempty"`
+	Scenario  string   `json:"scenario,omitempty"`
+}
+
+func isMemory(leaf string) bool { return strings.Contains(leaf, "memory") }
+
+// dataset is BFCL's load_dataset_entry(leaf). A memory leaf's entries
+// are linked as BFCL's process_memory_test_case links them: first the
+// prerequisite conversations (<leaf>_prereq_<k>-<scenario>-<j>, each
+// depending on its scenario's earlier ones), which write the memory its
+// questions (<leaf>_<i>-<scenario>-<j>) read, each depending on every
+// prerequisite of its scenario.
+func dataset(leaf string) []entry {
+	var out []entry
+	if !isMemory(leaf) {
+		for i := 0; i < casesPerLeaf; i++ {
+			out = append(out, entry{ID: fmt.Sprintf("%s_%d", leaf, i)})
+		}
+		return out
+	}
+	prereqs := map[string][]string{}
+	k := 0
+	for _, sc := range memoryScenarios {
+		for j := 0; j < prereqsPerScenario; j++ {
+			id := fmt.Sprintf("%s_prereq_%d-%s-%d", leaf, k, sc, j)
+			out = append(out, entry{ID: id, DependsOn: append([]string{}, prereqs[sc]...), Scenario: sc})
+			prereqs[sc] = append(prereqs[sc], id)
+			k++
+		}
+	}
+	per := (casesPerLeaf + len(memoryScenarios) - 1) / len(memoryScenarios)
+	for i := 0; i < casesPerLeaf; i++ {
+		sc := memoryScenarios[i/per]
+		out = append(out, entry{ID: fmt.Sprintf("%s_%d-%s-%d", leaf, i, sc, i%per), DependsOn: prereqs[sc], Scenario: sc})
+	}
+	return out
+}
+
+// categoryOf is extract_test_category_from_id: the id without its index
+// (a memory prerequisite's category ends in _prereq).
+func categoryOf(id string) string {
+	id, _, _ = strings.Cut(id, ":")
+	return id[:strings.LastIndex(id, "_")]
+}
+
+// indexOf is an id's universal index (sort_key's).
+func indexOf(id string) int {
+	s := id[strings.LastIndex(id, "_")+1:]
+	s, _, _ = strings.Cut(s, "-")
+	n, _ := strconv.Atoi(s)
+	return n
+}
 
 // builtin are a few of BFCL's own model table entries.
 var builtin = map[string]model{
@@ -313,15 +391,25 @@ func generate(opts map[string][]string, flags map[string]string) {
 	}
 	reg := registry()
 	r := root()
-	// The ids to run: the id file with --run-ids, else every case.
-	ids := map[string][]string{}
+	// The entries to run: those of the id file's categories it lists
+	// (load_test_entries_from_id_file: an id the dataset lacks is
+	// dropped) with --run-ids, else every entry of the categories.
+	var todo []entry
 	if _, ok := opts["--run-ids"]; ok {
 		data, err := os.ReadFile(filepath.Join(r, "test_case_ids_to_generate.json"))
 		if err != nil {
 			fail("FileNotFoundError: " + err.Error())
 		}
-		if err := json.Unmarshal(data, &ids); err != nil {
+		var listed map[string][]string
+		if err := json.Unmarshal(data, &listed); err != nil {
 			fail("test_case_ids_to_generate.json: " + err.Error())
+		}
+		for cat, want := range listed {
+			for _, e := range dataset(cat) {
+				if contains(want, e.ID) {
+					todo = append(todo, e)
+				}
+			}
 		}
 	} else {
 		cats := multi(opts["--test-category"])
@@ -329,10 +417,18 @@ func generate(opts map[string][]string, flags map[string]string) {
 			cats = []string{"all"}
 		}
 		for _, l := range leaves(cats) {
-			for i := 0; i < casesPerLeaf; i++ {
-				ids[l] = append(ids[l], fmt.Sprintf("%s_%d", l, i))
-			}
+			todo = append(todo, dataset(l)...)
 		}
+	}
+	todo = cleanUpPrereqs(todo)
+	ids := map[string][]string{}
+	for _, e := range todo {
+		c := categoryOf(e.ID)
+		ids[c] = append(ids[c], e.ID)
+	}
+	deps := map[string][]string{}
+	for _, e := range todo {
+		deps[e.ID] = e.DependsOn
 	}
 	n := 0
 	var names []string
@@ -340,7 +436,15 @@ func generate(opts map[string][]string, flags map[string]string) {
 		n += len(v)
 		names = append(names, l)
 	}
-	sort.Strings(names)
+	// Prerequisites first (sort_key's priority), so the questions find
+	// the memory they wrote.
+	sort.Slice(names, func(i, j int) bool {
+		pi, pj := strings.HasSuffix(names[i], "_prereq"), strings.HasSuffix(names[j], "_prereq")
+		if pi != pj {
+			return pi
+		}
+		return names[i] < names[j]
+	})
 	flags["cases"] = strconv.Itoa(n)
 	flags["categories"] = strings.Join(names, ",")
 	flags["models"] = strings.Join(models, ",")
@@ -360,12 +464,31 @@ func generate(opts map[string][]string, flags map[string]string) {
 		if base == "" {
 			fail("OPENAI_BASE_URL is not set: the OpenAI client would call api.openai.com")
 		}
+		done := map[string]bool{}
 		for _, leaf := range names {
-			chat(base, m)
 			var b bytes.Buffer
 			for _, id := range ids[leaf] {
-				line, _ := json.Marshal(map[string]any{"id": id, "result": "[f(x=1)]"})
+				// As BFCL's _multi_threaded_inference: a case whose request
+				// fails is written with the error as its result, and
+				// generate goes on (and exits 0).
+				entry := map[string]any{"id": id, "result": "[f(x=1)]"}
+				missing := ""
+				for _, d := range deps[id] {
+					if !done[d] && !generated(r, m, d) {
+						missing = d
+					}
+				}
+				if missing != "" {
+					// The memory its prerequisites write is not there.
+					entry = map[string]any{"id": id, "result": "Error during inference: FileNotFoundError: memory snapshot of " + missing + " not found (its prerequisite conversation did not run)"}
+				} else if err := chat(base, m); err != nil {
+					fmt.Printf("❗️❗️ Error occurred during inference for test case %s. Error: %v\n", id, err)
+					entry = map[string]any{"id": id, "result": "Error during inference: " + err.Error(),
+						"traceback": "Traceback (most recent call last):\n" + err.Error() + "\n"}
+				}
+				line, _ := json.Marshal(entry)
 				b.Write(append(line, '\n'))
+				done[id] = true
 			}
 			p := resultFile(r, m, leaf)
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -378,18 +501,52 @@ func generate(opts map[string][]string, flags map[string]string) {
 	}
 }
 
-func chat(base, m string) {
-	body, _ := json.Marshal(map[string]any{"model": m, "max_tokens": 4,
-		"messages": []map[string]string{{"role": "user", "content": "call a tool"}}})
+// chat is one test case's request, as OpenAICompletionsHandler sends it
+// in function-calling mode: the case's functions as tools (tool_choice
+// left to the server's default, auto). Its error reads as the OpenAI
+// client's.
+// cleanUpPrereqs is clean_up_memory_prereq_entries: prerequisite
+// conversations whose category's questions are not run are dropped (there
+// is nothing for them to serve), and dependencies not run now are dropped
+// from the lists (BFCL would wait for them forever).
+func cleanUpPrereqs(todo []entry) []entry {
+	cats := map[string]bool{}
+	for _, e := range todo {
+		cats[categoryOf(e.ID)] = true
+	}
+	var out []entry
+	for _, e := range todo {
+		if c := categoryOf(e.ID); strings.HasSuffix(c, "_prereq") && !cats[strings.TrimSuffix(c, "_prereq")] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// generated: a result for id is on disk from an earlier generate.
+func generated(r, m, id string) bool {
+	data, err := os.ReadFile(resultFile(r, m, categoryOf(id)))
+	return err == nil && bytes.Contains(data, []byte(`"id":"`+id+`"`))
+}
+
+func chat(base, m string) error {
+	body, _ := json.Marshal(map[string]any{"model": m, "temperature": 0.001, "store": false,
+		"messages": []map[string]string{{"role": "user", "content": "call a tool"}},
+		"tools": []any{map[string]any{"type": "function", "function": map[string]any{
+			"name": "f", "description": "a function", "parameters": map[string]any{
+				"type": "object", "properties": map[string]any{"x": map[string]any{"type": "integer"}}}}}}})
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Post(strings.TrimRight(base, "/")+"/chat/completions", "application/json", bytes.NewReader(body))
 	if err != nil {
-		fail(err.Error())
+		return fmt.Errorf("Connection error.")
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		fail("chat completion: " + resp.Status)
+		msg, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("Error code: %d - %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
+	return nil
 }
 
 func evaluate(opts map[string][]string) {
@@ -402,9 +559,18 @@ func evaluate(opts map[string][]string) {
 	}
 	_, partial := opts["--partial-eval"]
 	for _, m := range models {
-		cfg, ok := reg[m]
-		if !ok {
+		if _, ok := reg[m]; !ok {
 			fail(fmt.Sprintf("ValueError: Invalid model name '%s'.", m))
+		}
+		if _, err := os.Stat(filepath.Join(r, "result", dirName(m))); err != nil {
+			continue // runner() walks the result directories: none, no score
+		}
+		// runner(): the result directory's name back to a model name, "_"
+		// to "/" (a model id with "_" of its own is not found: KeyError).
+		escaped := strings.ReplaceAll(dirName(m), "_", "/")
+		cfg, ok := reg[escaped]
+		if !ok {
+			fail(fmt.Sprintf("Traceback (most recent call last):\n  File \"bfcl_eval/eval_checker/eval_runner.py\", in get_handler\n    config = MODEL_CONFIG_MAPPING[model_name]\nKeyError: '%s'", escaped))
 		}
 		scored := map[string][2]int{}
 		for _, leaf := range leaves(cats) {
@@ -416,13 +582,19 @@ func evaluate(opts map[string][]string) {
 				fail(fmt.Sprintf("FileNotFoundError: no result for %s (run generate first, or --partial-eval)", leaf))
 			}
 			var got []string
+			errored := map[string]bool{}
 			sc := bufio.NewScanner(f)
 			for sc.Scan() {
 				var line struct {
-					ID string `json:"id"`
+					ID     string `json:"id"`
+					Result any    `json:"result"`
 				}
 				if json.Unmarshal(sc.Bytes(), &line) == nil {
 					got = append(got, line.ID)
+					// BFCL scores an errored case as a wrong answer.
+					if r, ok := line.Result.(string); ok && strings.HasPrefix(r, "Error during inference") {
+						errored[line.ID] = true
+					}
 				}
 			}
 			f.Close()
@@ -431,8 +603,7 @@ func evaluate(opts map[string][]string) {
 			}
 			correct := 0
 			for _, id := range got {
-				i := strings.LastIndex(id, "_")
-				if n, err := strconv.Atoi(id[i+1:]); err == nil && n%2 == 0 {
+				if indexOf(id)%2 == 0 && !errored[id] {
 					correct++
 				}
 			}
@@ -480,13 +651,11 @@ func writeCSVs(r, display string, scored map[string][2]int) {
 }
 
 func export() {
-	ids := map[string][]string{}
+	entries := map[string][]entry{}
 	for _, l := range allLeaves {
-		for i := 0; i < casesPerLeaf; i++ {
-			ids[l] = append(ids[l], fmt.Sprintf("%s_%d", l, i))
-		}
+		entries[l] = dataset(l)
 	}
-	data, _ := json.Marshal(map[string]any{"collections": collections, "leaves": allLeaves, "ids": ids})
+	data, _ := json.Marshal(map[string]any{"collections": collections, "leaves": allLeaves, "entries": entries})
 	fmt.Println(string(data))
 }
 

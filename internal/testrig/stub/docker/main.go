@@ -22,7 +22,12 @@
 //	cp NAME:PATH DEST | SRC NAME:PATH  (the container shares the host's
 //	                              files; a directory is copied whole, and
 //	                              SRC/. copies its content into DEST)
-//	pull IMAGE                    WLC_FAKE_DOCKER_PULL_FAIL=1 fails it
+//	pull IMAGE                    WLC_FAKE_DOCKER_PULL_FAIL=1 fails it, and
+//	                              run's pull too, with the daemon's "pull
+//	                              access denied" (run: status 125)
+//	image inspect [-f T] IMAGE... the image's Id and RepoDigests
+//	                              (stub.ImageDigest); -f takes {{.Id}},
+//	                              {{index .RepoDigests 0}}, {{json .RepoDigests}}
 //
 // Each container lives in $WLC_FAKE_DOCKER_STATE/containers/NAME while it
 // exists: config.json, pid, supervisor.pid, exit (its status) and log.
@@ -79,13 +84,94 @@ func main() {
 	case "cp":
 		cp(args[1:])
 	case "pull":
-		if os.Getenv("WLC_FAKE_DOCKER_PULL_FAIL") == "1" {
-			fatal(1, "Error response from daemon: pull access denied")
+		if len(args) != 2 {
+			fatal(1, `"docker pull" requires exactly 1 argument.`)
+		}
+		if pullFails() {
+			fatal(1, pullDenied(args[1]))
 		}
 		fmt.Println("fake pull:", strings.Join(args[1:], " "))
+	case "image":
+		if len(args) < 2 || args[1] != "inspect" {
+			fatal(125, "fake docker: unsupported command image "+strings.Join(args[1:], " "))
+		}
+		imageInspect(args[2:])
 	default:
 		fatal(125, "fake docker: unsupported command "+args[0])
 	}
+}
+
+// pullFails: WLC_FAKE_DOCKER_PULL_FAIL=1 makes every pull fail, as a
+// registry refusing the image does (also run's pull of an image the host
+// does not have: none is there).
+func pullFails() bool { return os.Getenv("WLC_FAKE_DOCKER_PULL_FAIL") == "1" }
+
+func pullDenied(image string) string {
+	repo, _, _ := strings.Cut(image, "@")
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return "Error response from daemon: pull access denied for " + repo +
+		", repository does not exist or may require 'docker login': denied: requested access to the resource is denied"
+}
+
+// imageInspect is `docker image inspect`: the fake registry's Id and
+// digest of each image, derived from its name (stub.ImageDigest).
+func imageInspect(args []string) {
+	format := ""
+	var images []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-f" || a == "--format":
+			if i+1 >= len(args) {
+				fatal(125, "flag needs an argument: "+a)
+			}
+			format = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--format="):
+			format = strings.TrimPrefix(a, "--format=")
+		case strings.HasPrefix(a, "-"):
+			fatal(125, "unknown flag: "+a)
+		default:
+			images = append(images, a)
+		}
+	}
+	if len(images) == 0 {
+		fatal(1, `"docker image inspect" requires at least 1 argument.`)
+	}
+	rc := 0
+	var all []map[string]any
+	for _, img := range images {
+		if pullFails() {
+			fmt.Fprintf(os.Stderr, "Error response from daemon: No such image: %s\n", img)
+			rc = 1
+			continue
+		}
+		repo, _, _ := strings.Cut(img, "@")
+		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+			repo = repo[:i]
+		}
+		d := stub.ImageDigest(img)
+		m := map[string]any{"Id": stub.ImageID(img), "RepoTags": []string{img}, "RepoDigests": []string{repo + "@" + d}}
+		switch format {
+		case "":
+			all = append(all, m)
+		case "{{.Id}}", "{{.ID}}":
+			fmt.Println(m["Id"])
+		case "{{index .RepoDigests 0}}":
+			fmt.Println(repo + "@" + d)
+		case "{{json .RepoDigests}}":
+			b, _ := json.Marshal(m["RepoDigests"])
+			fmt.Println(string(b))
+		default:
+			fatal(125, "fake docker: unsupported --format "+format)
+		}
+	}
+	if format == "" {
+		b, _ := json.MarshalIndent(all, "", "    ")
+		fmt.Println(string(b))
+	}
+	os.Exit(rc)
 }
 
 func fatal(code int, msg string) {
@@ -220,6 +306,11 @@ func run(args []string) {
 	}
 	if len(cmd) == 0 {
 		fatal(125, "docker: Error response from daemon: no command specified")
+	}
+	if pullFails() {
+		// An image not on the host is pulled first, and that failed.
+		fmt.Fprintf(os.Stderr, "Unable to find image '%s' locally\ndocker: %s\n\nRun 'docker run --help' for more information\n", image, pullDenied(image))
+		os.Exit(125)
 	}
 	if err := os.MkdirAll(filepath.Join(state, "containers"), 0o755); err != nil {
 		fatal(125, err.Error())

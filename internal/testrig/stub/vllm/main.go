@@ -119,6 +119,13 @@ func serve(args []string) int {
 			}
 		}
 	}
+	if os.Getenv("WLC_STUB_FAULT") == "oom-loading" {
+		// The weights do not fit: PyTorch's error while the model loads.
+		stub.Write("vllm", "serve", flags)
+		fmt.Printf("INFO stub vllm serve %s (pid %d): loading weights\n", model, os.Getpid())
+		fmt.Println("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.06 GiB is free. (WLC_STUB_FAULT=oom-loading)")
+		return 1
+	}
 	headless := stub.Has(args, "--headless")
 	if headless {
 		flags["headless"] = "true"
@@ -137,6 +144,8 @@ func serve(args []string) int {
 		flags["import:"+m] = v
 	}
 	stub.Write("vllm", "serve", flags)
+	// vLLM's API server logs its version first (what provenance.json reads).
+	fmt.Printf("INFO [api_server.py:1] vLLM API server version %s\n", version())
 	fmt.Printf("INFO stub vllm serve %s (pid %d) on %s:%s headless=%v\n", model, os.Getpid(), host, port, headless)
 
 	// Workers stay behind when the server exits, as orphaned engine
@@ -235,11 +244,14 @@ func handler(model string, done chan<- int) http.Handler {
 		writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{
 			{"id": model, "object": "model", "owned_by": "vllm", "root": model}}})
 	})
+	fault := os.Getenv("WLC_STUB_FAULT")
+	var requests atomic.Int64
 	complete := func(chat bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			var req struct {
 				Model     string `json:"model"`
 				MaxTokens int    `json:"max_tokens"`
+				Tools     []any  `json:"tools"`
 			}
 			now := time.Now().UnixNano()
 			firstRequest.CompareAndSwap(0, now)
@@ -254,15 +266,41 @@ func handler(model string, done chan<- int) http.Handler {
 				writeJSON(w, map[string]any{"error": map[string]any{"message": fmt.Sprintf("The model `%s` does not exist.", req.Model)}})
 				return
 			}
+			nth := requests.Add(1)
+			switch {
+			case fault == "fail-some" && nth%3 == 0:
+				// An engine error mid-run, as vLLM answers it.
+				w.WriteHeader(http.StatusInternalServerError)
+				writeJSON(w, map[string]any{"object": "error", "type": "InternalServerError", "code": 500,
+					"message": "EngineCore encountered an issue (WLC_STUB_FAULT=fail-some)"})
+				return
+			case fault == "error" && chat && len(req.Tools) > 0:
+				// vLLM's answer to tools when it was started without
+				// --enable-auto-tool-choice (tool_choice defaults to auto).
+				w.WriteHeader(http.StatusBadRequest)
+				writeJSON(w, map[string]any{"object": "error", "type": "BadRequestError", "code": 400,
+					"message": "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"})
+				return
+			}
+			// Every requested token is generated (as with ignore_eos); the
+			// text shows at most 16 of them.
 			n := req.MaxTokens
-			if n <= 0 || n > 16 {
+			if n <= 0 {
 				n = 16
 			}
-			text := strings.TrimSpace(strings.Repeat("ok ", n))
-			choice := map[string]any{"index": 0, "text": text, "finish_reason": "length"}
+			text := strings.TrimSpace(strings.Repeat("ok ", min(n, 16)))
+			if fault == "empty" {
+				// A broken model: each completion ends at once, empty.
+				n, text = 0, ""
+			}
+			finish := "length"
+			if n == 0 {
+				finish = "stop"
+			}
+			choice := map[string]any{"index": 0, "text": text, "finish_reason": finish}
 			object := "text_completion"
 			if chat {
-				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "length"}
+				choice = map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": finish}
 				object = "chat.completion"
 			}
 			writeJSON(w, map[string]any{"id": "cmpl-stub", "object": object, "model": model,
@@ -341,7 +379,7 @@ func bench(args []string) int {
 	start := time.Now()
 	var mu sync.Mutex
 	var lat []float64
-	failed := 0
+	failed, outTokens := 0, 0
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 10 * time.Second}
@@ -361,13 +399,25 @@ func bench(args []string) int {
 			t0 := time.Now()
 			resp, err := client.Post(strings.TrimRight(base, "/")+endpoint, "application/json", bytes.NewReader(body))
 			ok := err == nil && resp.StatusCode == 200
+			// vLLM's client counts the tokens the server says it generated
+			// (usage.completion_tokens): an empty completion is a
+			// completed request with none.
+			var out struct {
+				Usage struct {
+					CompletionTokens int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
 			if resp != nil {
+				if ok {
+					_ = json.NewDecoder(resp.Body).Decode(&out)
+				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			if ok {
+				outTokens += out.Usage.CompletionTokens
 				lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 			} else {
 				failed++
@@ -383,9 +433,9 @@ func bench(args []string) int {
 		"date": start.Format("20060102-150405"), "backend": backend, "model_id": model, "tokenizer_id": model,
 		"num_prompts": prompts, "max_concurrency": conc, "request_rate": "inf", "burstiness": 1.0,
 		"duration": dur, "completed": completed, "failed": failed,
-		"total_input_tokens": completed * inLen, "total_output_tokens": completed * outLen,
+		"total_input_tokens": completed * inLen, "total_output_tokens": outTokens,
 		"request_throughput": float64(completed) / dur, "request_goodput": nil,
-		"output_throughput": float64(completed*outLen) / dur, "total_token_throughput": float64(completed*(inLen+outLen)) / dur,
+		"output_throughput": float64(outTokens) / dur, "total_token_throughput": float64(completed*inLen+outTokens) / dur,
 		"mean_ttft_ms": mean, "median_ttft_ms": med, "std_ttft_ms": 0.0, "p99_ttft_ms": p99,
 		"mean_tpot_ms": mean / float64(outLen), "median_tpot_ms": med / float64(outLen), "std_tpot_ms": 0.0, "p99_tpot_ms": p99 / float64(outLen),
 		"mean_itl_ms": mean / float64(outLen), "median_itl_ms": med / float64(outLen), "std_itl_ms": 0.0, "p99_itl_ms": p99 / float64(outLen),

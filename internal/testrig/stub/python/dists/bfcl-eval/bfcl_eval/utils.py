@@ -15,9 +15,50 @@ def parse_test_category_argument(test_category_args):
 
 
 def load_dataset_entry(test_category, include_prereq=True, include_language_specific_hint=True):
-    return [{"id": i} for i in export()["ids"][test_category]]
+    entries = [dict(e) for e in export()["entries"][test_category]]
+    if not include_prereq:
+        entries = [e for e in entries if not is_memory_prereq(e["id"])]
+    return entries
+
+
+def is_memory(test_category):
+    return "memory" in test_category
+
+
+def is_memory_prereq(test_category):
+    return "prereq" in test_category
+
+
+def is_web_search(test_category):
+    return "web_search" in test_category
+
+
+def is_multi_turn(test_category):
+    return "multi_turn" in test_category
+
+
+def extract_test_category_from_id(test_entry_id, remove_prereq=False):
+    if remove_prereq:
+        test_entry_id = test_entry_id.replace("_prereq", "")
+    if ":" in test_entry_id:
+        test_entry_id = test_entry_id.split(":")[0]
+    return test_entry_id.rsplit("_", 1)[0]
 
 
 def sort_key(entry):
-    category, index = entry["id"].rsplit("_", 1)
-    return (category, int(index))
+    # BFCL's: memory prerequisites first, memory questions last.
+    entry_id = entry["id"].split(":")[0]
+    test_category, index = entry_id.rsplit("_", 1)
+    if "-" in index:
+        index = index.split("-")[0]
+    if is_memory_prereq(test_category):
+        priority = 0
+    elif is_web_search(test_category):
+        priority = 1
+    elif is_memory(test_category):
+        priority = 4
+    elif is_multi_turn(test_category):
+        priority = 3
+    else:
+        priority = 2
+    return (priority, test_category, int(index))
