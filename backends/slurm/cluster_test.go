@@ -275,7 +275,7 @@ func checkTwoNode(t *testing.T, r *run, pyxis bool) {
 		t.Fatalf("%d vllm serve processes, want 2 (one per node)\n%s", len(servers), r.log(t))
 	}
 	if !pyxis {
-		checkProvenance(t, r, runnertest.ScriptJobHash(t, scripts(t)["two_node"]))
+		checkProvenance(t, r, scriptJobHash(t, "two_node"))
 	}
 	byRank := map[string]stub.Record{}
 	for _, s := range servers {

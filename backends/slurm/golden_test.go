@@ -70,6 +70,16 @@ func goldenPlan(t *testing.T, name string) plan.Workload {
 }
 
 // scripts lowers every golden archive into one directory: name -> path.
+// scriptJobHash is the job hash the golden's sbatch script name exports.
+func scriptJobHash(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(scripts(t)[name])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runnertest.ScriptJobHash(t, string(data))
+}
+
 func scripts(t *testing.T) map[string]string {
 	t.Helper()
 	out := t.TempDir()

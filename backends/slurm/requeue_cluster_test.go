@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
 	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
@@ -60,7 +59,7 @@ func TestRequeueOnCluster(t *testing.T) {
 		ExitClass  string `json:"exit_class"`
 		Phases     []struct{ Name string }
 	}
-	if err := json.Unmarshal(data, &p); err != nil || p.JobHash != runnertest.ScriptJobHash(t, scripts(t)["one_node"]) || p.ExitStatus != 92 || p.ExitClass != "infrastructure" {
+	if err := json.Unmarshal(data, &p); err != nil || p.JobHash != scriptJobHash(t, "one_node") || p.ExitStatus != 92 || p.ExitClass != "infrastructure" {
 		t.Errorf("provenance.json (%v): %s", err, data)
 	}
 }

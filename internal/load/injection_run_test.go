@@ -231,7 +231,10 @@ func checkRound(t *testing.T, fields []execField, base, got *recorded, values ma
 		}
 		return s
 	}
+	// The job hash is of the whole plan, so a payload changes it: it is
+	// compared as a hash, not byte for byte.
 	same := func(got, base string) bool {
+		got, base = jobHashRE.ReplaceAllString(got, "v1-<hash>"), jobHashRE.ReplaceAllString(base, "v1-<hash>")
 		return got == replace(base, verbatim) || got == replace(base, jsonEscape)
 	}
 	for _, key := range slices.Sorted(maps.Keys(base.records)) {
@@ -266,6 +269,8 @@ func checkRound(t *testing.T, fields []execField, base, got *recorded, values ma
 }
 
 func verbatim(s string) string { return s }
+
+var jobHashRE = regexp.MustCompile(`\bv1-[0-9a-f]{12}\b`)
 
 func shortList(l []string) string {
 	var parts []string

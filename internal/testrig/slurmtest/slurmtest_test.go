@@ -66,10 +66,13 @@ set -euo pipefail
 echo "user=$(id -un) nodes=$SLURM_JOB_NUM_NODES"
 srun bash -c 'echo "step node=$SLURMD_NODENAME gpus=$CUDA_VISIBLE_DEVICES"'
 `)
-	for _, want := range []string{"user=root nodes=1", "gpus=0,1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+	if !strings.Contains(out, "user=root nodes=1") {
+		t.Errorf("output lacks %q:\n%s", "user=root nodes=1", out)
+	}
+	// Which two of the node's four GPUs depends on what else the cluster
+	// runs (other packages' tests share it): any two distinct ones.
+	if m := regexp.MustCompile(`gpus=([0-3]),([0-3])\b`).FindStringSubmatch(out); m == nil || m[1] == m[2] {
+		t.Errorf("the step sees no two distinct GPUs of the node:\n%s", out)
 	}
 	if !regexp.MustCompile(`step node=n[12] `).MatchString(out) {
 		t.Errorf("no srun step output:\n%s", out)
