@@ -280,3 +280,15 @@ func ImageID(image string) string {
 	sum := sha256.Sum256([]byte("id:" + image))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// Stats is the mean, median and 99th percentile of sorted latencies, as
+// the stand-in benchmarks report them.
+func Stats(xs []float64) (mean, median, p99 float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	return mean / float64(len(xs)), xs[len(xs)/2], xs[(len(xs)*99)/100]
+}

@@ -348,7 +348,7 @@ func bench(argv []string) int {
 	dur := time.Since(start).Seconds()
 	sort.Float64s(lat)
 	completed := len(lat)
-	mean, med, p99 := stats(lat)
+	mean, med, p99 := stub.Stats(lat)
 	// The row bench_serving appends to --output-file, with its field names.
 	row := map[string]any{
 		"backend": backend, "dataset_name": dataset, "request_rate": "inf", "max_concurrency": conc,
@@ -383,14 +383,4 @@ func bench(argv []string) int {
 		return 1
 	}
 	return 0
-}
-
-func stats(xs []float64) (mean, median, p99 float64) {
-	if len(xs) == 0 {
-		return 0, 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	return mean / float64(len(xs)), xs[len(xs)/2], xs[(len(xs)*99)/100]
 }

@@ -428,7 +428,7 @@ func bench(args []string) int {
 	dur := time.Since(start).Seconds()
 	sort.Float64s(lat)
 	completed := len(lat)
-	mean, med, p99 := stats(lat)
+	mean, med, p99 := stub.Stats(lat)
 	res := map[string]any{
 		"date": start.Format("20060102-150405"), "backend": backend, "model_id": model, "tokenizer_id": model,
 		"num_prompts": prompts, "max_concurrency": conc, "request_rate": "inf", "burstiness": 1.0,
@@ -471,14 +471,4 @@ func bench(args []string) int {
 		}
 	}
 	return 0
-}
-
-func stats(xs []float64) (mean, median, p99 float64) {
-	if len(xs) == 0 {
-		return 0, 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	return mean / float64(len(xs)), xs[len(xs)/2], xs[(len(xs)*99)/100]
 }
