@@ -17,11 +17,11 @@
 // wlc's. The GPUs are held for the whole job, so every second of overhead
 // is GPU time wasted.
 //
-//	go run ./internal/cmd/jobbench                          # a smoke run: tiny delays, 1 repetition
-//	go run ./internal/cmd/jobbench -S 20 -P 15 -B 2 -E 2 -reps 3
+//	go run ./internal/cmd/jobbench -shared ../shared        # a smoke run: tiny delays, 1 repetition
+//	go run ./internal/cmd/jobbench -shared ../shared -S 20 -P 15 -B 2 -E 2 -reps 3
 //
-// perf-eval's runtime comes from the reference corpus (-shared, default
-// ../shared beside the checkout); its server listens on port 8000, which
+// perf-eval's runtime comes from the reference corpus (-shared or
+// $WLC_SHARED, required); its server listens on port 8000, which
 // must be free.
 package main
 
@@ -57,7 +57,7 @@ func main() {
 	flag.Float64Var(&o.b, "B", 0.3, "seconds each benchmark run takes")
 	flag.Float64Var(&o.e, "E", 0.3, "seconds each evaluation takes")
 	flag.IntVar(&o.reps, "reps", 1, "repetitions of each variant, interleaved")
-	flag.StringVar(&o.shared, "shared", "", "the reference corpus (default: $WLC_SHARED, else ../shared beside the checkout)")
+	flag.StringVar(&o.shared, "shared", "", "the reference corpus holding corpus/perf-eval (default: $WLC_SHARED; one of them is required)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
@@ -76,7 +76,7 @@ func run(o options, out io.Writer) error {
 		o.shared = os.Getenv("WLC_SHARED")
 	}
 	if o.shared == "" {
-		o.shared = filepath.Join(filepath.Dir(root), "shared")
+		return fmt.Errorf("jobbench: the reference corpus is not found: pass -shared DIR or set WLC_SHARED (the directory holding corpus/perf-eval)")
 	}
 	tmp, err := os.MkdirTemp("", "jobbench-")
 	if err != nil {
