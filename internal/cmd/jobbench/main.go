@@ -76,7 +76,7 @@ func run(o options, out io.Writer) error {
 		o.shared = os.Getenv("WLC_SHARED")
 	}
 	if o.shared == "" {
-		return fmt.Errorf("jobbench: the reference corpus is not found: pass -shared DIR or set WLC_SHARED (the directory holding corpus/perf-eval)")
+		return fmt.Errorf("the reference corpus is not found: pass -shared DIR or set WLC_SHARED (the directory holding corpus/perf-eval)")
 	}
 	tmp, err := os.MkdirTemp("", "jobbench-")
 	if err != nil {
