@@ -57,9 +57,11 @@ wlc_init() {
   WLC_STOP_TIMEOUT_S=${WLC_STOP_TIMEOUT_S:-8}
   WLC_HOST=${WLC_HOST:-127.0.0.1}
   WLC_DATA_DIR=${WLC_DATA_DIR:-/tmp/wlc-data} # prepared datasets, where the clients run
-  # NeMo-Skills' SPEED-Bench preparation, which perf-eval used too.
-  WLC_SPEED_BENCH_PREPARE_URL=${WLC_SPEED_BENCH_PREPARE_URL:-https://raw.githubusercontent.com/NVIDIA-NeMo/Skills/refs/heads/main/nemo_skills/dataset/speed-bench/prepare.py}
-  # Its content, when pinned (the URL above is a moving branch).
+  # NeMo-Skills' SPEED-Bench preparation, which perf-eval used too, at a
+  # fixed commit: its main branch moves, and a new prepare.py would
+  # prepare other prompts under the same dataset name.
+  WLC_SPEED_BENCH_PREPARE_URL=${WLC_SPEED_BENCH_PREPARE_URL:-https://raw.githubusercontent.com/NVIDIA-NeMo/Skills/aeda1da41ec2888848ffa094305b7669df493f6c/nemo_skills/dataset/speed-bench/prepare.py}
+  # The content prepare.py must have, for a URL that is not a commit's.
   WLC_SPEED_BENCH_PREPARE_SHA256=${WLC_SPEED_BENCH_PREPARE_SHA256:-}
   trap wlc_on_exit EXIT
   trap 'wlc_log "interrupted"; exit 130' INT

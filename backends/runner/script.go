@@ -222,7 +222,8 @@ func Header(w plan.Workload, rt Runtime) string {
 	if n := needs(w, rt); len(n) > 0 {
 		prereq += " and " + strings.Join(n, ", ")
 	}
-	c("It needs %s. The exit status is the first failed step's.", prereq)
+	c("It needs %s.", prereq)
+	c("%s", exitSummary())
 	c("")
 	c("Optional environment:")
 	env := [][2]string{
@@ -240,8 +241,8 @@ func Header(w plan.Workload, rt Runtime) string {
 	if len(w.Datasets) > 0 {
 		env = append(env,
 			[2]string{"WLC_DATA_DIR", "where datasets are prepared, as the clients see it (default /tmp/wlc-data)"},
-			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: its main branch)"},
-			[2]string{"WLC_SPEED_BENCH_PREPARE_SHA256", "the sha256 that prepare.py must have (default: not checked)"})
+			[2]string{"WLC_SPEED_BENCH_PREPARE_URL", "NeMo-Skills' SPEED-Bench prepare.py (default: at a pinned commit)"},
+			[2]string{"WLC_SPEED_BENCH_PREPARE_SHA256", "the sha256 that prepare.py must have (default: not checked; the commit pins it)"})
 	}
 	env = append(env, rt.Env...)
 	for _, e := range env {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,5 +78,23 @@ func TestSpeedBenchAsUpstream(t *testing.T) {
 	bad := strings.Repeat("0", 64)
 	if got, out := speedBench(t, prepare, "qualitative", "", bad); got != nil || !strings.Contains(out, "not the pinned "+bad) {
 		t.Errorf("a changed prepare.py was used (output %q)", out)
+	}
+}
+
+// TestSpeedBenchPrepareIsPinned: a job fetches NeMo-Skills' prepare.py
+// from a commit, never from a branch, so the prompts a SPEED-Bench run
+// sends stay the same from one night to the next.
+func TestSpeedBenchPrepareIsPinned(t *testing.T) {
+	lib, err := os.ReadFile("lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`WLC_SPEED_BENCH_PREPARE_URL=\$\{WLC_SPEED_BENCH_PREPARE_URL:-([^}]*)\}`).FindSubmatch(lib)
+	if m == nil {
+		t.Fatal("lib.sh sets no default WLC_SPEED_BENCH_PREPARE_URL")
+	}
+	url := string(m[1])
+	if !regexp.MustCompile(`^https://raw\.githubusercontent\.com/NVIDIA-NeMo/Skills/[0-9a-f]{40}/nemo_skills/dataset/speed-bench/prepare\.py$`).MatchString(url) {
+		t.Errorf("the default prepare.py URL %s is not NeMo-Skills' file at a commit id", url)
 	}
 }
