@@ -49,7 +49,8 @@ wlc_node_addrs() {
 # wlc_wait_urls TIMEOUT WHAT URL...: polls every URL until each answers,
 # every WLC_POLL_S seconds for at most TIMEOUT seconds. Returns the status
 # of the first server step that ends meanwhile (at least 1), 124 on timeout,
-# printing that step's last log lines.
+# printing that step's last log lines; a failed install of the client tools
+# ends the job meanwhile (wlc_tools_done).
 wlc_wait_urls() {
   local timeout=$1 what=$2 start=$SECONDS url pending
   shift 2
@@ -63,6 +64,9 @@ wlc_wait_urls() {
       wlc_server_log_tail
       return "$WLC_SERVER_RC"
     fi
+    # A failed install of the client tools ends the job now, not once
+    # every instance has loaded (wlc_tools_done exits with its status).
+    wlc_tools_done || :
     pending=()
     for url in "$@"; do
       curl -fsS -o /dev/null --max-time 10 "$url" 2>/dev/null || pending+=("$url")

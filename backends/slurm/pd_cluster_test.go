@@ -11,9 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/wlcdev/wlc/backends/goldentest"
+	"github.com/wlcdev/wlc/backends/slurm"
 	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
 	"github.com/wlcdev/wlc/internal/testrig/slurmtest"
 	"github.com/wlcdev/wlc/internal/testrig/stub"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // TestDisaggOnCluster submits the pd_two_node job (one prefill instance,
@@ -201,4 +206,69 @@ func checkDisaggRows(t *testing.T, r *run, srv *ingesttest.Server) {
 			t.Errorf("PD perf row at conc %v: tput_per_gpu %v, want %v (total / 8)", b["conc"], got, want)
 		}
 	}
+}
+
+// TestDisaggToolInstallFails: a PD job whose eval needs lm_eval, with pip
+// failing while the instances load (60 s): the job fails with the install's
+// status as soon as pip gave up, naming the tool, before any instance is
+// ready, the router starts or a client runs.
+func TestDisaggToolInstallFails(t *testing.T) {
+	c := slurmtest.Require(t)
+	bin := stub.Build(t, t.TempDir())
+	script := pdWithEval(t)
+	r := submit(t, c, bin, "pd_two_node", script, "WLC_STUB_STARTUP_DELAY=60", "WLC_STUB_PIP_FAILS=3")
+	took := r.wait(t, c, "FAILED", "127:0")
+	if took > 45*time.Second {
+		t.Errorf("the job took %v (queueing included) to fail; its instances load for 60 s", took)
+	}
+	log := r.log(t)
+	if !strings.Contains(log, "the client tools' install failed (status 127, missing: lm_eval)") {
+		t.Errorf("the job log does not name the failed install:\n%s", log)
+	}
+	if rs := r.records_(t, "vllm-router", "route"); len(rs) != 0 {
+		t.Error("the router started although the client tools could not be installed")
+	}
+	if n := len(r.records_(t, "pip", "install")); n != 3 {
+		t.Errorf("%d pip attempts, want 3", n)
+	}
+	r.noLeftovers(t, bin)
+}
+
+// pdWithEval lowers the pd_two_node golden's workload with an lm_eval
+// task instead of bench_only, so its clients need a tool the image lacks.
+func pdWithEval(t *testing.T) string {
+	t.Helper()
+	golden := filepath.Join(testenv.RepoRoot(t), "testdata", "backends", "slurm", "pd_two_node.txtar")
+	a, err := txtar.ParseFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []txtar.File
+	for _, f := range a.Files {
+		if strings.HasPrefix(f.Name, "out/") {
+			continue
+		}
+		if f.Name == "workloads/pd_two_node.cue" {
+			src := string(f.Data)
+			with := strings.Replace(src, "\tbench_only:        true\n", "\tlm_eval: tasks: [{name: \"gsm8k\"}]\n", 1)
+			if with == src {
+				t.Fatal("pd_two_node.cue no longer says bench_only: true; update pdWithEval")
+			}
+			f.Data = []byte(with)
+		}
+		files = append(files, f)
+	}
+	archive := filepath.Join(t.TempDir(), "pd_with_eval.txtar")
+	if err := os.WriteFile(archive, txtar.Format(&txtar.Archive{Comment: a.Comment, Files: files}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	arts := goldentest.Open(t, archive, slurm.New()).Lower(t, slurm.New())
+	if len(arts) != 1 {
+		t.Fatalf("%d artifacts, want the one sbatch script", len(arts))
+	}
+	p := filepath.Join(t.TempDir(), arts[0].Path)
+	if err := os.WriteFile(p, arts[0].Data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
