@@ -170,8 +170,11 @@ func SplitScript(w plan.Workload, rt Runtime, runtimeDir string) (Split, error) 
 
 // SourceLine sources the runtime at path, relative to the directory of
 // the script itself (its own location, never a variable a workload or the
-// environment sets), with the comment saying what it is. A missing file
-// stops the script (set -e) before anything starts.
+// environment sets), with the comment saying what it is and where
+// `shellcheck -x` finds it. A missing file stops the script (set -e)
+// before anything starts. path is a constant of the caller's layout and a
+// content-addressed name: [A-Za-z0-9./-], nothing a directive or a
+// shell word would read differently.
 func SourceLine(path string) (string, error) {
 	q, err := Quote(path)
 	if err != nil {
@@ -179,7 +182,7 @@ func SourceLine(path string) (string, error) {
 	}
 	return "# The shared runtime (lib.sh, exit classes, provenance, the embedded tools, the dashboards'\n" +
 		"# ingest and the runtime's functions), the same for many workloads, from beside this script:\n" +
-		"# shellcheck source=/dev/null\n" +
+		"# shellcheck source=SCRIPTDIR/" + path + "\n" +
 		". \"$(dirname -- \"${BASH_SOURCE[0]}\")\"/" + q + "\n", nil
 }
 

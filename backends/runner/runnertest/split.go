@@ -1,0 +1,98 @@
+package runnertest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/goldentest"
+	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
+)
+
+// SplitDir is where CheckSplit puts the runtime, relative to the script
+// (as the Buildkite export does: scripts/ and helpers/ side by side).
+const SplitDir = "../helpers"
+
+// CheckSplit is the runner backends' check of each golden case: every
+// workload's split script (runner.Splitter), with the shared runtime file
+// (without its runner.RuntimeHeader) inlined at its source line, is byte
+// for byte the self-contained script the backend wrote, so both run the
+// same; the job's part parses, and each runtime, alone and with the
+// first job script sourcing it, passes shellcheck.
+func CheckSplit(s runner.Splitter) func(*testing.T, *goldentest.Case, []backends.Artifact) {
+	return func(t *testing.T, c *goldentest.Case, arts []backends.Artifact) {
+		t.Helper()
+		checked := map[string]bool{}
+		for i, w := range c.Plans {
+			whole := arts[i]
+			if whole.Path != w.Name+".sh" {
+				t.Fatalf("artifact %d is %s, want %s.sh", i, whole.Path, w.Name)
+			}
+			sp, err := s.Split(w, SplitDir)
+			if err != nil {
+				t.Fatalf("%s: Split: %v", w.Name, err)
+			}
+			if got := Inline(t, sp); !bytes.Equal(got, whole.Data) {
+				t.Errorf("%s: the split script with its runtime inlined differs from the self-contained script", w.Name)
+			}
+			if sp.Runtime == nil {
+				continue
+			}
+			Parse(t, whole.Path, sp.Job)
+			// The whole script passed shellcheck (CheckScript); once per
+			// runtime, the files as shipped must too.
+			if !checked[sp.Runtime.Name] {
+				checked[sp.Runtime.Name] = true
+				CheckScript(t, c, backends.Artifact{Path: sp.Runtime.Name, Data: sp.Runtime.Data})
+				ShellcheckSplit(t, whole.Path, sp)
+			}
+		}
+	}
+}
+
+// Inline is the split's job script with the runtime inlined at its source
+// line (the only one), as one self-contained script.
+func Inline(t testing.TB, sp runner.Split) []byte {
+	t.Helper()
+	if sp.Runtime == nil {
+		return sp.Job
+	}
+	line, err := runner.SourceLine(SplitDir + "/" + sp.Runtime.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(sp.Job, []byte(line)); n != 1 {
+		t.Fatalf("the job script sources %s %d times, want once:\n%s", sp.Runtime.Name, n, sp.Job)
+	}
+	text, ok := bytes.CutPrefix(sp.Runtime.Data, []byte(runner.RuntimeHeader))
+	if !ok {
+		t.Fatalf("%s does not start with runner.RuntimeHeader", sp.Runtime.Name)
+	}
+	return bytes.Replace(sp.Job, []byte(line), text, 1)
+}
+
+// ShellcheckSplit runs `shellcheck -x` on the split's job script, laid out
+// as SplitDir says, so that shellcheck follows its source line into the
+// runtime and checks the two as the one script they are.
+func ShellcheckSplit(t testing.TB, name string, sp runner.Split) {
+	t.Helper()
+	sc := testenv.LookPath(t, "shellcheck")
+	dir := t.TempDir()
+	job := filepath.Join(dir, "scripts", filepath.Base(name))
+	rt := filepath.Join(dir, "scripts", filepath.FromSlash(SplitDir), sp.Runtime.Name)
+	for p, data := range map[string][]byte{job: sp.Job, rt: sp.Runtime.Data} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command(sc, "-x", "-s", "bash", "-f", "gcc", job).CombinedOutput(); err != nil {
+		t.Errorf("shellcheck -x %s (with %s): %v\n%s", name, sp.Runtime.Name, err, out)
+	}
+}
