@@ -14,6 +14,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/testrig/bktest"
 )
 
@@ -117,7 +118,8 @@ const runLine = "bash .wlc/helpers/token.sh "
 
 // scriptOf runs the step's command up to its last line, the one that would
 // run the job, and returns the runner's script the command downloaded and
-// checked, .wlc/scripts/<name>.
+// checked, .wlc/scripts/<name>, with the shared runtime it sources (also
+// downloaded and checked) inlined: the script that would run, whole.
 func (p *published) scriptOf(t testing.TB, s uploadedStep, name string) []byte {
 	t.Helper()
 	body, last, ok := strings.Cut(strings.TrimSuffix(s.Command, "\n"), "\n"+runLine)
@@ -128,9 +130,5 @@ func (p *published) scriptOf(t testing.TB, s uploadedStep, name string) []byte {
 	if r.err != nil {
 		t.Fatalf("fetching the step's files: %v\n%s", r.err, r.out)
 	}
-	data, err := os.ReadFile(filepath.Join(r.dir, ".wlc", buildkite.ScriptsDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return runnertest.InlineFile(t, filepath.Join(r.dir, ".wlc", buildkite.ScriptsDir, name))
 }

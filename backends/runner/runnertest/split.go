@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/wlcdev/wlc/backends"
@@ -59,20 +60,70 @@ func CheckSplit(s runner.Splitter) func(*testing.T, *goldentest.Case, []backends
 func Inline(t testing.TB, sp runner.Split) []byte {
 	t.Helper()
 	if sp.Runtime == nil {
+		if SourcedRuntime(t, sp.Job) != "" {
+			t.Fatalf("a job script without a runtime sources one:\n%s", sp.Job)
+		}
 		return sp.Job
 	}
-	line, err := runner.SourceLine(SplitDir + "/" + sp.Runtime.Name)
+	if got, want := SourcedRuntime(t, sp.Job), SplitDir+"/"+sp.Runtime.Name; got != want {
+		t.Fatalf("the job script sources %q, want %q", got, want)
+	}
+	return inline(t, sp.Job, SplitDir+"/"+sp.Runtime.Name, sp.Runtime.Data)
+}
+
+// InlineFile is the job script at path with the runtime it sources, read
+// from where it says (relative to path's directory), inlined at its source
+// line: what ran, as one script.
+func InlineFile(t testing.TB, path string) []byte {
+	t.Helper()
+	job, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(sp.Job, []byte(line)); n != 1 {
-		t.Fatalf("the job script sources %s %d times, want once:\n%s", sp.Runtime.Name, n, sp.Job)
+	rel := SourcedRuntime(t, job)
+	if rel == "" {
+		return job
 	}
-	text, ok := bytes.CutPrefix(sp.Runtime.Data, []byte(runner.RuntimeHeader))
+	rt, err := os.ReadFile(filepath.Join(filepath.Dir(path), filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatalf("%s sources %s: %v", path, rel, err)
+	}
+	return inline(t, job, rel, rt)
+}
+
+// sourceLine matches runner.SourceLine's command.
+var sourceLine = regexp.MustCompile(`(?m)^\. "\$\(dirname -- "\$\{BASH_SOURCE\[0\]\}"\)"/(.*)$`)
+
+// SourcedRuntime is the path, relative to the script's directory, of the
+// runtime a job script sources ("" when it stands alone); a script
+// sourcing more than one fails the test.
+func SourcedRuntime(t testing.TB, job []byte) string {
+	t.Helper()
+	m := sourceLine.FindAllSubmatch(job, -1)
+	switch len(m) {
+	case 0:
+		return ""
+	case 1:
+		return string(m[0][1])
+	}
+	t.Fatalf("the job script sources %d files, want at most one runtime", len(m))
+	return ""
+}
+
+func inline(t testing.TB, job []byte, rel string, runtime []byte) []byte {
+	t.Helper()
+	line, err := runner.SourceLine(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(job, []byte(line)); n != 1 {
+		t.Fatalf("the job script has runner.SourceLine(%q) %d times, want once:\n%s", rel, n, job)
+	}
+	text, ok := bytes.CutPrefix(runtime, []byte(runner.RuntimeHeader))
 	if !ok {
-		t.Fatalf("%s does not start with runner.RuntimeHeader", sp.Runtime.Name)
+		t.Fatalf("%s does not start with runner.RuntimeHeader", rel)
 	}
-	return bytes.Replace(sp.Job, []byte(line), text, 1)
+	return bytes.Replace(job, []byte(line), text, 1)
 }
 
 // ShellcheckSplit runs `shellcheck -x` on the split's job script, laid out
