@@ -57,6 +57,7 @@ type jobResult struct {
 	out  string // stdout and stderr
 	err  error
 	code int
+	env  []string // the job's environment
 }
 
 // command is command as the agent runs a step's job: `bash -e -c` in a
@@ -93,7 +94,14 @@ func (p *published) command(t testing.TB, s uploadedStep, command string, base [
 // two minutes.
 func (p *published) run(t testing.TB, s uploadedStep, command string, extra ...string) jobResult {
 	t.Helper()
-	cmd, dir := p.command(t, s, command, nil, extra...)
+	return p.runWith(t, s, command, nil, extra...)
+}
+
+// runWith runs the job (p.command with base) to its end, at most two
+// minutes.
+func (p *published) runWith(t testing.TB, s uploadedStep, command string, base []string, extra ...string) jobResult {
+	t.Helper()
+	cmd, dir := p.command(t, s, command, base, extra...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -104,7 +112,7 @@ func (p *published) run(t testing.TB, s uploadedStep, command string, extra ...s
 	if !timer.Stop() {
 		t.Fatalf("the step did not end within two minutes:\n%s", out.String())
 	}
-	r := jobResult{dir: dir, out: out.String(), err: err}
+	r := jobResult{dir: dir, out: out.String(), err: err, env: cmd.Env}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
