@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/wlcdev/wlc/backends"
@@ -164,8 +165,8 @@ func (ps *pendingStep) slurm(scriptName string, script []byte) {
 }
 
 // files are the export's scripts and helpers, each once, in the steps'
-// order (a workload selected twice is one script, a runtime many steps
-// source is one file), helpers last.
+// order (a workload selected twice is one script), then the helpers by
+// name (a runtime many steps source is one file).
 func files(steps []*pendingStep) ([]backends.Artifact, error) {
 	var scripts, helpers []backends.Artifact
 	seen := map[string][32]byte{}
@@ -186,6 +187,7 @@ func files(steps []*pendingStep) ([]backends.Artifact, error) {
 			}
 		}
 	}
+	slices.SortFunc(helpers, func(a, b backends.Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return append(scripts, helpers...), nil
 }
 
