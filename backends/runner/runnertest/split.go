@@ -11,6 +11,7 @@ import (
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/goldentest"
 	"github.com/wlcdev/wlc/backends/runner"
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
@@ -22,8 +23,9 @@ const SplitDir = "../helpers"
 // workload's split script (runner.Splitter), with the shared runtime file
 // (without its runner.RuntimeHeader) inlined at its source line, is byte
 // for byte the self-contained script the backend wrote, so both run the
-// same; the job's part parses, and each runtime, alone and with the
-// first job script sourcing it, passes shellcheck.
+// same; the runtime holds nothing of the workload (its name, model or job
+// hash); the job's part parses, and each runtime, alone and with the first
+// job script sourcing it, passes shellcheck.
 func CheckSplit(s runner.Splitter) func(*testing.T, *goldentest.Case, []backends.Artifact) {
 	return func(t *testing.T, c *goldentest.Case, arts []backends.Artifact) {
 		t.Helper()
@@ -42,6 +44,16 @@ func CheckSplit(s runner.Splitter) func(*testing.T, *goldentest.Case, []backends
 			}
 			if sp.Runtime == nil {
 				continue
+			}
+			// Shared by many workloads, it holds nothing of one.
+			hash, err := plan.JobHash(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range []string{w.Name, w.Model, hash} {
+				if bytes.Contains(sp.Runtime.Data, []byte(v)) {
+					t.Errorf("%s: the shared runtime %s holds the workload's %q", w.Name, sp.Runtime.Name, v)
+				}
 			}
 			Parse(t, whole.Path, sp.Job)
 			// The whole script passed shellcheck (CheckScript); once per
