@@ -240,7 +240,10 @@ type pendingStep struct {
 	runner string // the runner backend's name
 	step   *pipeline.CommandStep
 	files  []file // the runner's script first
-	run    string // the command's last line
+	// runtime is the artifact path of the shared runtime the script
+	// sources, "" when it stands alone.
+	runtime string
+	run     string // the command's last line
 }
 
 // step builds one workload's command step; key is the upload step's.
@@ -255,7 +258,7 @@ func (b *Backend) step(w plan.Workload, opts backends.Options, key string) (*pen
 		return nil, fmt.Errorf("profile %s (runtime %s) runs the %s runner's script, but this wlc has no %s backend wired into buildkite (available: %s)",
 			prof.Name, prof.Runtime, runnerName, runnerName, b.available())
 	}
-	scriptName, script, err := runnerScript(runner, w, opts)
+	scriptName, script, rt, err := runnerScript(runner, runnerName, w, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +299,7 @@ func (b *Backend) step(w plan.Workload, opts backends.Options, key string) (*pen
 		s.RemainingFields["concurrency_group"] = "wlc/" + queue
 		s.RemainingFields["concurrency_method"] = "eager"
 	default:
-		ps.direct(scriptName, script)
+		ps.direct(scriptName, script, rt)
 	}
 
 	if w.Image.Skip != "" {
@@ -343,9 +346,31 @@ func (b *Backend) available() string {
 	return strings.Join(slices.Sorted(maps.Keys(b.runners)), ", ")
 }
 
+// runtimeDir is where a split script finds its runtime: helpers/ beside
+// its own scripts/ directory, as the step downloads them.
+const runtimeDir = "../" + helpersDir
+
 // runnerScript lowers w alone through its runner and returns the
+// script's file name and bytes, and the shared runtime it sources when the
+// runner splits its scripts (runner.Splitter) and the step runs it in
+// place. A Slurm step's sbatch script stays whole: sbatch copies the
+// script alone to the compute node's spool directory, where no file
+// beside it exists.
+func runnerScript(r backends.Backend, runnerName string, w plan.Workload, opts backends.Options) (string, []byte, *runner.SharedRuntime, error) {
+	if sp, ok := r.(runner.Splitter); ok && runnerName != RunnerSlurm {
+		s, err := sp.Split(w, runtimeDir)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("%s runner: %w", r.Name(), err)
+		}
+		return w.Name + ".sh", s.Job, s.Runtime, nil
+	}
+	name, data, err := wholeScript(r, w, opts)
+	return name, data, nil, err
+}
+
+// wholeScript lowers w alone through its runner and returns the
 // script's file name and bytes.
-func runnerScript(r backends.Backend, w plan.Workload, opts backends.Options) (string, []byte, error) {
+func wholeScript(r backends.Backend, w plan.Workload, opts backends.Options) (string, []byte, error) {
 	arts, err := r.Lower([]plan.Workload{w}, opts)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s runner: %w", r.Name(), err)

@@ -1,11 +1,13 @@
 package buildkite_test
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/registry"
+	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/plan"
 )
 
@@ -67,4 +69,28 @@ func goldenRunners() map[string]backends.Backend {
 
 func fakeRunners() map[string]backends.Backend {
 	return map[string]backends.Backend{"docker": fakeRunner{"docker"}, "native": fakeRunner{"native"}, "slurm": fakeRunner{"slurm"}}
+}
+
+// fakeSplitter is a fake runner whose scripts ship split (runner.Splitter)
+// as the docker and native runners' do: the script sources a shared
+// runtime from runtimeDir beside it and calls the function it defines,
+// which says so on stdout.
+type fakeSplitter struct{ fakeRunner }
+
+// fakeRuntimeRan is what the fake runtime's function prints.
+const fakeRuntimeRan = "wlc fake: the shared runtime ran"
+
+func (f fakeSplitter) Split(w plan.Workload, runtimeDir string) (runner.Split, error) {
+	arts, err := f.Lower([]plan.Workload{w}, backends.Options{})
+	if err != nil {
+		return runner.Split{}, err
+	}
+	data := []byte(runner.RuntimeHeader + "fake_shared() { echo '" + fakeRuntimeRan + "'; }\n")
+	rt := &runner.SharedRuntime{Name: "runtime-fake-" + f.name + ".sh", Data: data, Sum: sha256.Sum256(data)}
+	line, err := runner.SourceLine(runtimeDir + "/" + rt.Name)
+	if err != nil {
+		return runner.Split{}, err
+	}
+	head, tail, _ := strings.Cut(string(arts[0].Data), "set -euo pipefail\n")
+	return runner.Split{Job: []byte(head + "set -euo pipefail\n" + line + "fake_shared\n" + tail), Runtime: rt}, nil
 }

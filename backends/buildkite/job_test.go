@@ -14,6 +14,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/backends/buildkite"
+	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/testrig/bktest"
 )
 
@@ -56,6 +57,7 @@ type jobResult struct {
 	out  string // stdout and stderr
 	err  error
 	code int
+	env  []string // the job's environment
 }
 
 // command is command as the agent runs a step's job: `bash -e -c` in a
@@ -92,7 +94,14 @@ func (p *published) command(t testing.TB, s uploadedStep, command string, base [
 // two minutes.
 func (p *published) run(t testing.TB, s uploadedStep, command string, extra ...string) jobResult {
 	t.Helper()
-	cmd, dir := p.command(t, s, command, nil, extra...)
+	return p.runWith(t, s, command, nil, extra...)
+}
+
+// runWith runs the job (p.command with base) to its end, at most two
+// minutes.
+func (p *published) runWith(t testing.TB, s uploadedStep, command string, base []string, extra ...string) jobResult {
+	t.Helper()
+	cmd, dir := p.command(t, s, command, base, extra...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -103,7 +112,7 @@ func (p *published) run(t testing.TB, s uploadedStep, command string, extra ...s
 	if !timer.Stop() {
 		t.Fatalf("the step did not end within two minutes:\n%s", out.String())
 	}
-	r := jobResult{dir: dir, out: out.String(), err: err}
+	r := jobResult{dir: dir, out: out.String(), err: err, env: cmd.Env}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
@@ -117,7 +126,8 @@ const runLine = "bash .wlc/helpers/token.sh "
 
 // scriptOf runs the step's command up to its last line, the one that would
 // run the job, and returns the runner's script the command downloaded and
-// checked, .wlc/scripts/<name>.
+// checked, .wlc/scripts/<name>, with the shared runtime it sources (also
+// downloaded and checked) inlined: the script that would run, whole.
 func (p *published) scriptOf(t testing.TB, s uploadedStep, name string) []byte {
 	t.Helper()
 	body, last, ok := strings.Cut(strings.TrimSuffix(s.Command, "\n"), "\n"+runLine)
@@ -128,9 +138,5 @@ func (p *published) scriptOf(t testing.TB, s uploadedStep, name string) []byte {
 	if r.err != nil {
 		t.Fatalf("fetching the step's files: %v\n%s", r.err, r.out)
 	}
-	data, err := os.ReadFile(filepath.Join(r.dir, ".wlc", buildkite.ScriptsDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return runnertest.InlineFile(t, filepath.Join(r.dir, ".wlc", buildkite.ScriptsDir, name))
 }

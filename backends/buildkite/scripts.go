@@ -6,14 +6,24 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/backends/runner"
 )
 
 // Shipping the scripts (issue 39). The export holds, beside the pipeline,
 // each workload's runner script (scripts/<runner's file name>), the helpers
-// the steps share (helpers/) and upload.sh. The pipeline's upload step, the
+// the steps share (helpers/) and upload.sh. A docker or native script is
+// the workload's own part (runner.Split): it sources the runner's shared
+// runtime (lib.sh, the embedded tools, the ingest, the runtime's
+// functions: 60 of its 72 KB), which is a helper named by its content,
+// helpers/runtime-<runner>-<12 hex of its sha256>.sh, written once however
+// many steps use it. The script finds it beside itself (../helpers/ from
+// scripts/, as downloaded). A Slurm step's sbatch script stays whole:
+// sbatch copies the script alone to the compute node's spool directory,
+// where no file beside it exists. The pipeline's upload step, the
 // one with key UploadStepKey, runs upload.sh: it uploads scripts/ and
 // helpers/ as that step's artifacts, then the pipeline. A step's command is
 // a few readable lines: download its own files from that step
@@ -47,11 +57,15 @@ const (
 // working directory (the checkout): .wlc/scripts/<file>, .wlc/helpers/<file>.
 const fetchDir = ".wlc"
 
-// file is one file a step downloads and runs: its artifact path and bytes.
+// file is one file a step downloads and runs: its artifact path, bytes
+// and their sha256.
 type file struct {
 	path string
 	data []byte
+	sum  [32]byte
 }
+
+func newFile(path string, data []byte) file { return file{path, data, sha256.Sum256(data)} }
 
 // stepKeyPattern is Buildkite's step key (its pipeline schema's pattern)
 // without `$`, `{` and `}`, which upload-time interpolation would read.
@@ -86,8 +100,8 @@ var tokenScript []byte
 var submitScript []byte
 
 var (
-	tokenFile  = file{helpersDir + "/token.sh", tokenScript}
-	submitFile = file{helpersDir + "/submit.sh", submitScript}
+	tokenFile  = newFile(helpersDir+"/token.sh", tokenScript)
+	submitFile = newFile(helpersDir+"/submit.sh", submitScript)
 )
 
 // IsStepFile reports whether an export's file is one the steps download
@@ -100,11 +114,16 @@ func IsStepFile(artifactPath string) bool {
 func fetched(artifactPath string) string { return fetchDir + "/" + artifactPath }
 
 // command is the step's command: what runs and where to read it, the
-// downloads, the sha256 check, the run line. ps.files[0] is the script.
+// downloads, the sha256 check, the run line. ps.files[0] is the script,
+// then its runtime when it has one.
 func (ps *pendingStep) command(key string) string {
 	w, script := ps.w, ps.files[0].path
 	var b strings.Builder
-	fmt.Fprintf(&b, "# wlc: workload %s runs the %s runner's script %s, an artifact of step %s.\n", w.Name, ps.runner, script, key)
+	if ps.runtime != "" {
+		fmt.Fprintf(&b, "# wlc: workload %s runs the %s runner's script %s (with the shared %s), artifacts of step %s.\n", w.Name, ps.runner, script, ps.runtime, key)
+	} else {
+		fmt.Fprintf(&b, "# wlc: workload %s runs the %s runner's script %s, an artifact of step %s.\n", w.Name, ps.runner, script, key)
+	}
 	fmt.Fprintf(&b, "# Read it there, or: wlc export --backend buildkite --workloads %s -o out && less out/%s\n", w.Name, script)
 	b.WriteString("set -eu\n")
 	fmt.Fprintf(&b, "mkdir -p %s\n", fetchDir)
@@ -113,8 +132,7 @@ func (ps *pendingStep) command(key string) string {
 	}
 	b.WriteString("sha256sum --check --strict --quiet <<'WLC_SHA256' || { echo 'wlc: refusing to run files that are not the ones this step was exported with (sha256 above)' >&2; exit 1; }\n")
 	for _, f := range ps.files {
-		sum := sha256.Sum256(f.data)
-		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(sum[:]), fetched(f.path))
+		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(f.sum[:]), fetched(f.path))
 	}
 	b.WriteString("WLC_SHA256\n")
 	b.WriteString(ps.run)
@@ -122,10 +140,16 @@ func (ps *pendingStep) command(key string) string {
 }
 
 // direct: the step runs the runner's script with bash on the machine it
-// lands on (the docker host, or inside the k8s pod), with the ingest token.
-func (ps *pendingStep) direct(scriptName string, script []byte) {
-	f := file{ScriptsDir + "/" + scriptName, script}
-	ps.files = []file{f, tokenFile}
+// lands on (the docker host, or inside the k8s pod), with the ingest token;
+// the script sources rt (nil: it stands alone), downloaded beside it.
+func (ps *pendingStep) direct(scriptName string, script []byte, rt *runner.SharedRuntime) {
+	f := newFile(ScriptsDir+"/"+scriptName, script)
+	ps.files = []file{f}
+	if rt != nil {
+		ps.runtime = helpersDir + "/" + rt.Name
+		ps.files = append(ps.files, file{ps.runtime, rt.Data, rt.Sum})
+	}
+	ps.files = append(ps.files, tokenFile)
 	ps.run = fmt.Sprintf("bash %s bash %s\n", fetched(tokenFile.path), shellWord(fetched(f.path)))
 }
 
@@ -134,26 +158,27 @@ func (ps *pendingStep) direct(scriptName string, script []byte) {
 // goes to the results directory), the ingest token in its environment,
 // which sbatch hands to the job.
 func (ps *pendingStep) slurm(scriptName string, script []byte) {
-	f := file{ScriptsDir + "/" + scriptName, script}
+	f := newFile(ScriptsDir+"/"+scriptName, script)
 	ps.files = []file{f, submitFile, tokenFile}
 	ps.run = fmt.Sprintf("bash %s bash %s %s %s\n", fetched(tokenFile.path), fetched(submitFile.path),
 		shellWord(fetched(f.path)), shellWord(ps.w.ResultsPath))
 }
 
 // files are the export's scripts and helpers, each once, in the steps'
-// order (a workload selected twice is one script), helpers last.
+// order (a workload selected twice is one script), then the helpers by
+// name (a runtime many steps source is one file).
 func files(steps []*pendingStep) ([]backends.Artifact, error) {
 	var scripts, helpers []backends.Artifact
-	seen := map[string][]byte{}
+	seen := map[string][32]byte{}
 	for _, s := range steps {
 		for _, f := range s.files {
 			if prev, ok := seen[f.path]; ok {
-				if string(prev) != string(f.data) {
+				if prev != f.sum {
 					return nil, fmt.Errorf("%s: two different scripts would be %s", s.w.Name, f.path)
 				}
 				continue
 			}
-			seen[f.path] = f.data
+			seen[f.path] = f.sum
 			a := backends.Artifact{Path: f.path, Data: f.data, Mode: 0o644}
 			if !strings.HasPrefix(f.path, ScriptsDir+"/") {
 				helpers = append(helpers, a)
@@ -162,6 +187,7 @@ func files(steps []*pendingStep) ([]backends.Artifact, error) {
 			}
 		}
 	}
+	slices.SortFunc(helpers, func(a, b backends.Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return append(scripts, helpers...), nil
 }
 

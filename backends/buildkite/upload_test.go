@@ -14,6 +14,7 @@ import (
 	"github.com/wlcdev/wlc/backends/runner/runnertest"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/testrig/bktest"
+	"github.com/wlcdev/wlc/internal/testrig/testenv"
 )
 
 // writeExport writes an export's artifacts into dir, as `wlc export -o dir`.
@@ -52,15 +53,19 @@ func (p *published) runUpload(t testing.TB, export string, key string) (string, 
 // exported upload.sh (artifact upload of the scripts, then each pipeline;
 // two here, one step each), and each uploaded step's command, as the agent
 // hands it to bash, downloads exactly its own files, checks them and runs
-// its script. A script changed after the export is refused before
-// anything runs, and so is an upload step whose key the steps do not name.
+// its script (the docker one sourcing its shared runtime, downloaded and
+// checked beside it). A script or a runtime changed after the export is
+// refused before anything runs, and so is an upload step whose key the
+// steps do not name.
 func TestUploadAndRunSteps(t *testing.T) {
 	ws := []plan.Workload{
 		dockerWorkload("up_docker", plan.EnvVar{Name: "WEIRD", Value: weird}),
 		k8sWorkload("up_k8s", "nvidia", plan.EnvVar{Name: "WEIRD", Value: weird}),
 	}
 	env := map[string]string{buildkite.JobsPerUploadVar: "1", "HOME": "/home/uploader", "X": "from-uploader"}
-	arts := lowerPipelines(t, buildkite.New(fakeRunners()), ws, env)
+	runners := fakeRunners()
+	runners["docker"] = fakeSplitter{fakeRunner{"docker"}}
+	arts := lowerPipelines(t, buildkite.New(runners), ws, env)
 	export := filepath.Join(t.TempDir(), ".wlc-export")
 	writeExport(t, export, arts)
 
@@ -114,8 +119,15 @@ func TestUploadAndRunSteps(t *testing.T) {
 		}
 		fetched := p.api.Downloads()[before:]
 		slices.Sort(fetched)
-		if wantFetched := []string{"helpers/token.sh", "scripts/" + w.Name + ".sh"}; !slices.Equal(fetched, wantFetched) {
+		wantFetched := []string{"helpers/token.sh", "scripts/" + w.Name + ".sh"}
+		if i == 0 {
+			wantFetched = []string{"helpers/runtime-fake-docker.sh", "helpers/token.sh", "scripts/" + w.Name + ".sh"}
+		}
+		if !slices.Equal(fetched, wantFetched) {
 			t.Errorf("%s: the step downloaded %q, want %q", w.Name, fetched, wantFetched)
+		}
+		if ran := strings.Contains(r.out, fakeRuntimeRan); ran != (i == 0) {
+			t.Errorf("%s: the shared runtime ran: %v, want %v\n%s", w.Name, ran, i == 0, r.out)
 		}
 	}
 
@@ -125,27 +137,31 @@ func TestUploadAndRunSteps(t *testing.T) {
 	}
 
 	// Storage tampered with (or a newer export's upload re-run): the step
-	// stops before running anything.
-	script := "scripts/" + ws[0].Name + ".sh"
-	if p.api.Tamper(script, []byte("#!/usr/bin/env bash\ntouch tampered-script-ran\n")) != 1 {
-		t.Fatalf("no artifact %s to tamper with", script)
-	}
-	r := p.run(t, steps[0], steps[0].Command)
-	if r.err == nil {
-		t.Fatalf("the step ran a tampered script:\n%s", r.out)
-	}
-	for _, want := range []string{".wlc/" + script + ": FAILED", "wlc: refusing to run files that are not the ones this step was exported with (sha256 above)"} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("the refusal lacks %q:\n%s", want, r.out)
+	// stops before running anything, whether the runtime or the script
+	// changed.
+	for _, f := range []string{"helpers/runtime-fake-docker.sh", "scripts/" + ws[0].Name + ".sh"} {
+		if p.api.Tamper(f, []byte("#!/usr/bin/env bash\ntouch tampered-file-ran\n")) != 1 {
+			t.Fatalf("no artifact %s to tamper with", f)
 		}
-	}
-	if _, err := os.Stat(filepath.Join(r.dir, "tampered-script-ran")); err == nil {
-		t.Error("the tampered script ran")
+		r := p.run(t, steps[0], steps[0].Command)
+		if r.err == nil {
+			t.Fatalf("the step ran a tampered %s:\n%s", f, r.out)
+		}
+		for _, want := range []string{".wlc/" + f + ": FAILED", "wlc: refusing to run files that are not the ones this step was exported with (sha256 above)"} {
+			if !strings.Contains(r.out, want) {
+				t.Errorf("the refusal of a tampered %s lacks %q:\n%s", f, want, r.out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(r.dir, "tampered-file-ran")); err == nil || strings.Contains(r.out, fakeRuntimeRan) {
+			t.Errorf("a step with a tampered %s ran:\n%s", f, r.out)
+		}
 	}
 }
 
 // TestShellcheck: upload.sh (one pipeline, several, another step key) and
-// the helpers the steps run pass shellcheck.
+// the helpers the steps run pass shellcheck; so do the real runners'
+// scripts as exported, each with the shared runtime it sources
+// (shellcheck -x follows it), and each runtime alone.
 func TestShellcheck(t *testing.T) {
 	ws := []plan.Workload{dockerWorkload("a"), slurmWorkload("b")}
 	for _, env := range []map[string]string{nil, {buildkite.JobsPerUploadVar: "1", buildkite.UploadStepVar: "bench:upload"}} {
@@ -154,6 +170,25 @@ func TestShellcheck(t *testing.T) {
 				runnertest.Shellcheck(t, a.Path, a.Data)
 			}
 		}
+	}
+	arts := lowerPipelines(t, buildkite.New(goldenRunners()), []plan.Workload{dockerWorkload("d"), k8sWorkload("k", "nvidia")}, nil)
+	export := t.TempDir()
+	writeExport(t, export, arts)
+	sc := testenv.LookPath(t, "shellcheck")
+	runtimes := 0
+	for _, a := range arts {
+		switch {
+		case strings.HasPrefix(a.Path, "helpers/runtime-"):
+			runtimes++
+			runnertest.Shellcheck(t, a.Path, a.Data)
+		case strings.HasPrefix(a.Path, buildkite.ScriptsDir+"/"):
+			if out, err := exec.Command(sc, "-x", "-s", "bash", "-f", "gcc", filepath.Join(export, a.Path)).CombinedOutput(); err != nil {
+				t.Errorf("shellcheck -x %s: %v\n%s", a.Path, err, out)
+			}
+		}
+	}
+	if runtimes != 2 {
+		t.Errorf("%d shared runtimes, want the docker and the native one", runtimes)
 	}
 }
 

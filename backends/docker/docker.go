@@ -37,6 +37,12 @@ func Script(w plan.Workload) ([]byte, error) {
 	return runner.SingleNode(w, "docker", oneNode, Runtime)
 }
 
+// Split is w's script as the workload's part and the shared runtime
+// (runner.Split), which Buildkite steps download once for many workloads.
+func (Backend) Split(w plan.Workload, runtimeDir string) (runner.Split, error) {
+	return runner.SingleNodeSplit(w, "docker", oneNode, Runtime, runtimeDir)
+}
+
 // oneNode is why a multi-node workload is refused.
 const oneNode = "a docker host runs one node"
 
@@ -93,7 +99,8 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"  " + start + " >/dev/null\n" +
 			"  docker logs -f \"$WLC_CONTAINER\" > >(tee -a \"$WLC_SERVER_LOG\" | wlc_show_log) 2>&1 &\n" +
 			"  WLC_FOLLOWER_PID=$!\n" +
-			"}\n" + functions,
+			"}\n",
+		Shared:           functions,
 		Prepare:          prepare,
 		PreflightAtStart: true,
 		ToolsVenv:        `"/tmp/$WLC_CONTAINER-tools"`,

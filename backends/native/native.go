@@ -35,6 +35,12 @@ func Script(w plan.Workload) ([]byte, error) {
 	return runner.SingleNode(w, "native", oneNode, Runtime)
 }
 
+// Split is w's script as the workload's part and the shared runtime
+// (runner.Split), which Buildkite steps download once for many workloads.
+func (Backend) Split(w plan.Workload, runtimeDir string) (runner.Split, error) {
+	return runner.SingleNodeSplit(w, "native", oneNode, Runtime, runtimeDir)
+}
+
 // oneNode is why a multi-node workload is refused.
 const oneNode = "the native runner starts one server process"
 
@@ -102,7 +108,8 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 			"  WLC_SERVER_PID=$!\n" +
 			"  tail -n +1 -f \"$WLC_SERVER_LOG\" > >(wlc_show_log) &\n" +
 			"  WLC_FOLLOWER_PID=$!\n" +
-			"}\n" + functions,
+			"}\n",
+		Shared:    functions,
 		Prepare:   "WLC_BENCH_DIR=$WLC_RESULTS_DIR\n",
 		ToolsVenv: `"$PWD/.wlc-tools-${WLC_RUN_ID//[^A-Za-z0-9_.-]/-}"`,
 		Job: "# wlc_job_run DIR CMD...: the custom job runs here, where the server\n" +

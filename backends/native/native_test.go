@@ -24,9 +24,10 @@ import (
 func TestMain(m *testing.M) { os.Exit(runnertest.Main(m)) }
 
 // TestGolden is the backends' golden test (backends/goldentest); every
-// script parses with mvdan.cc/sh and passes shellcheck.
+// script parses with mvdan.cc/sh and passes shellcheck; split for Buildkite
+// (runner.Split), it is the same script (runnertest.CheckSplit).
 func TestGolden(t *testing.T) {
-	goldentest.Run(t, native.Backend{}, goldentest.Checks{Mode: 0o755, Artifact: runnertest.CheckScript})
+	goldentest.Run(t, native.Backend{}, goldentest.Checks{Mode: 0o755, Artifact: runnertest.CheckScript, Case: runnertest.CheckSplit(native.Backend{})})
 }
 
 func workload(t *testing.T, archive string) plan.Workload {

@@ -19,7 +19,8 @@
 //	Command(head, argv, v, i) head, then argv grouped and continued
 //	Comment(s)                s made safe inside a # comment
 //
-// Script pieces, in the order Script assembles them:
+// Script pieces, in the order Script assembles them (split.go: head,
+// shared runtime, tail):
 //
 //	Header(w, rt)    #! line and the comment: workload, model, hardware,
 //	                 precision path, image and why, steps, variables
@@ -27,23 +28,29 @@
 //	                 workload's variables (WLC_WORKLOAD, WLC_MODEL,
 //	                 WLC_MODEL_JSON, WLC_STARTUP_TIMEOUT_S,
 //	                 WLC_WORKLOAD_PORT, WLC_RESULTS_DIR)
-//	Library()        lib.sh (the shared functions below), the exit
-//	                 statuses (Exits) with outcome.sh, and the result
-//	                 tool results.py as $WLC_RESULTS_PY
-//	rt.Globals, rt.Functions   the runtime's part (see the contract)
+//	shared runtime   lib.sh (the shared functions below), the exit
+//	                 statuses (Exits) with outcome.sh, provenance.sh, the
+//	                 result tool results.py as $WLC_RESULTS_PY, the
+//	                 embedded tools w needs, the shapes' and engine's
+//	                 libraries, Ingest, rt.Shared
+//	the workload's provenance plan, tool list and engine
+//	rt.Globals, rt.Functions, rt.Job   the runtime's part (see the contract)
 //	Run(w, rt)       wlc_require, wlc_warn_unset, wlc_init, rt.Prepare,
 //	                 wlc_server_start, wlc_wait_ready, Steps(w), exit
 //	Steps(w)         one wlc_step per bench run (sweep-expanded, with its
 //	                 repetition files), lm_eval task, and bfcl
 //
-// Script(w, rt) is the whole script; Skipped(w, backend, reason) is the
+// Script(w, rt) is the whole script; SplitScript(w, rt, dir) the same
+// script as the workload's part, which sources the shared runtime from a
+// file of its own (Buildkite steps); Skipped(w, backend, reason) is the
 // script of a workload whose platform has no image in this build. A
 // backend with a different shape (Slurm: per-node srun steps) can use
 // Header, Preamble, Library and Steps with its own run section.
 //
 // # Shell contract
 //
-// lib.sh calls these functions, which a runtime defines (Runtime.Functions):
+// lib.sh calls these functions, which a runtime defines (Runtime.Functions,
+// and Runtime.Shared for those whose text no workload changes):
 //
 //	wlc_server_start      start the server in the background on $WLC_PORT
 //	                      (clients reach it at $WLC_BASE_URL); copy its log

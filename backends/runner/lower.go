@@ -38,6 +38,23 @@ func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Ru
 	return Script(w, r)
 }
 
+// SingleNodeSplit is SingleNode's script as a Split (SplitScript; a skip
+// notice stands alone), the runtime in runtimeDir relative to the script.
+func SingleNodeSplit(w plan.Workload, backend, why string, rt func(plan.Workload) (Runtime, error), runtimeDir string) (Split, error) {
+	if err := OneNode(w, why); err != nil {
+		return Split{}, err
+	}
+	if w.Image.Skip != "" {
+		s, err := Skipped(w, backend, w.Image.Skip)
+		return Split{Job: s}, err
+	}
+	r, err := rt(w)
+	if err != nil {
+		return Split{}, err
+	}
+	return SplitScript(w, r, runtimeDir)
+}
+
 // OneNode refuses a workload spanning nodes on a one-node runtime; why
 // says what the runtime runs. It is also the backends' Accepts.
 func OneNode(w plan.Workload, why string) error {

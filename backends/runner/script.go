@@ -102,8 +102,13 @@ type Runtime struct {
 	Globals string
 	// Functions defines wlc_server_start, wlc_server_alive,
 	// wlc_server_exit_code, wlc_server_log_tail, wlc_server_stop,
-	// wlc_in_server and wlc_fetch_result.
+	// wlc_in_server and wlc_fetch_result. What of them is the same for
+	// every workload may be in Shared instead.
 	Functions string
+	// Shared defines the contract functions whose text is the same for
+	// every workload of the runtime: they go in the shared runtime, which
+	// a Buildkite step downloads once for many workloads (Split).
+	Shared string
 	// Prepare is shell text run after wlc_init and before
 	// wlc_server_start (e.g. naming the container, pulling the image); it
 	// must set WLC_BENCH_DIR.
@@ -126,50 +131,19 @@ type Runtime struct {
 	PreflightAtStart bool
 }
 
-// Script renders the whole job script for w: Header, Preamble, Library,
-// the runtime's globals and functions, then Run.
+// Script renders the whole job script for w: the workload's head (Header,
+// Preamble), the shared runtime (sharedText), then its tail (the
+// workload's settings, the runtime's globals and functions, Run). Split
+// ships the same three parts as two files.
 func Script(w plan.Workload, rt Runtime) ([]byte, error) {
-	// A script is ~50 KB, mostly the library: its parts are gathered and
-	// copied once into a buffer of their total size (growing a buffer
-	// through them showed in export's profile).
-	pre, err := Preamble(w, false)
+	l, err := layoutOf(w, rt)
 	if err != nil {
 		return nil, err
 	}
-	parts := append([]string{Header(w, rt), pre, "\n"}, libraryParts(w)...)
-	parts = append(parts, Extras(w))
-	if l := EngineLibrary(w); l != "" {
-		parts = append(parts, "\n", l)
-	}
-	ing, err := Ingest(w)
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, ing, "\n# ---- "+rt.Backend+" runtime ----\n\n")
-	if rt.Globals != "" {
-		parts = append(parts, rt.Globals, "\n")
-	}
-	parts = append(parts, rt.Functions)
-	if w.Job != nil && w.Job.Where != "host" {
-		if rt.Job == "" {
-			return nil, fmt.Errorf("the %s backend cannot run a custom job with the GPUs; use where: \"host\" or another backend", rt.Backend)
-		}
-		parts = append(parts, "\n", rt.Job)
-	}
-	run, err := Run(w, rt)
-	if err != nil {
-		return nil, err
-	}
-	parts = append(parts, "\n", run)
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	b := make([]byte, 0, n)
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b, nil
+	// A script is ~50 KB, mostly the shared runtime: its parts are copied
+	// once into a buffer of their total size (growing a buffer through
+	// them showed in export's profile).
+	return concat(l.head, l.shared.text, l.tail), nil
 }
 
 // Header is the script's opening comment: what runs, on what, from which
@@ -428,25 +402,10 @@ func Library(w plan.Workload) string { return strings.Join(libraryParts(w), "") 
 func libraryParts(w plan.Workload) []string {
 	parts := []string{libWithResults, provenancePlan(w)}
 	if len(w.Tools) > 0 {
-		var b strings.Builder
-		b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
-		for _, t := range w.Tools {
-			mode := "install"
-			if t.InImage {
-				mode = "image"
-			}
-			words := []string{t.Name, mode, strings.Join(t.Modules, " "), strings.Join(t.Packages, " ")}
-			for i, x := range words {
-				q, _ := Quote(x) // names, modules and requirements: never a NUL
-				words[i] = q
-			}
-			b.WriteString("  " + strings.Join(words, " ") + "\n")
-		}
-		b.WriteString(")\n")
-		parts = append(parts, toolsEmbed, b.String())
+		parts = append(parts, toolsEmbed, toolList(w))
 	}
 	if w.Job == nil {
-		parts = append(parts, "\n# The engine the preflight asks the image about.\nWLC_ENGINE="+engineOf(w).preflight+"\n", preflightEmbed)
+		parts = append(parts, engineLine(w), preflightEmbed)
 	}
 	if len(w.Datasets) > 0 {
 		parts = append(parts, speedBenchEmbed)
@@ -455,6 +414,31 @@ func libraryParts(w plan.Workload) []string {
 		parts = append(parts, bfclEmbed)
 	}
 	return parts
+}
+
+// toolList is the shell setting WLC_TOOLS to the tools w's steps need.
+func toolList(w plan.Workload) string {
+	var b strings.Builder
+	b.WriteString("# The tools this workload's steps need: name, install|image, modules, packages.\nWLC_TOOLS=(\n")
+	for _, t := range w.Tools {
+		mode := "install"
+		if t.InImage {
+			mode = "image"
+		}
+		words := []string{t.Name, mode, strings.Join(t.Modules, " "), strings.Join(t.Packages, " ")}
+		for i, x := range words {
+			q, _ := Quote(x) // names, modules and requirements: never a NUL
+			words[i] = q
+		}
+		b.WriteString("  " + strings.Join(words, " ") + "\n")
+	}
+	b.WriteString(")\n")
+	return b.String()
+}
+
+// engineLine is the shell setting WLC_ENGINE, preflight.sh's ENGINE.
+func engineLine(w plan.Workload) string {
+	return "\n# The engine the preflight asks the image about.\nWLC_ENGINE=" + engineOf(w).preflight + "\n"
 }
 
 // provenancePlan is the shell setting WLC_PROVENANCE_PLAN, the part of

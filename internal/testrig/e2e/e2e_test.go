@@ -418,7 +418,8 @@ func (j *job) run(t *testing.T, command string, timeout time.Duration) {
 var runnerOf = map[string]string{"docker": "docker", "k8s": "native", "slurm": "slurm"}
 
 // checkScript asserts the script the step downloaded into .wlc/scripts/
-// and ran is the runner backend's script for the workload, byte for byte.
+// and ran (with the shared runtime it sources) is the runner backend's
+// script for the workload, byte for byte.
 func (j *job) checkScript(t *testing.T) {
 	t.Helper()
 	r, err := registry.Lookup(runnerOf[j.W.Profile.Runtime])
@@ -429,11 +430,12 @@ func (j *job) checkScript(t *testing.T) {
 	if err != nil || len(arts) != 1 {
 		t.Fatalf("%s runner: %v (%d artifacts)", r.Name(), err, len(arts))
 	}
-	got, err := os.ReadFile(filepath.Join(j.Dir, ".wlc", buildkite.ScriptsDir, arts[0].Path))
-	if err != nil {
+	path := filepath.Join(j.Dir, ".wlc", buildkite.ScriptsDir, arts[0].Path)
+	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the step did not write its script: %v\n%s", err, j.out)
 	}
-	if !bytes.Equal(got, arts[0].Data) {
+	// With the shared runtime it sources (downloaded beside it) inlined.
+	if got := runnertest.InlineFile(t, path); !bytes.Equal(got, arts[0].Data) {
 		t.Errorf(".wlc/%s/%s differs from the %s runner's script", buildkite.ScriptsDir, arts[0].Path, r.Name())
 	}
 }
