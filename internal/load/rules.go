@@ -114,6 +114,10 @@ func (l *loader) ruleInput(wv cue.Value, w *Workload, decoded bool) *check.Workl
 			}
 			in.ArgKeys = append(in.ArgKeys, keys)
 		}
+		it, err := wv.LookupPath(pathOf("vllm_bench.sweep.args")).Fields()
+		for err == nil && it.Next() {
+			in.SweepArgKeys = append(in.SweepArgKeys, it.Selector().Unquoted())
+		}
 	}
 	if w.Engine == schema.EngineSGLang {
 		if it, err := wv.LookupPath(pathOf("serve")).Fields(); err == nil {
