@@ -125,7 +125,7 @@ func (fs *findings) benchArgs(w *Workload) {
 		for ci, keys := range w.ArgKeys {
 			check(fmt.Sprintf("vllm_bench.configs[%d].args", ci), keysOnly(keys), false)
 		}
-		check("vllm_bench.sweep.args", keysOnly(w.SweepArgKeys), true)
+		check("vllm_bench.sweep.args", w.SweepArgs, true)
 		return
 	}
 	if w.VLLMBench != nil {

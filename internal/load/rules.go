@@ -7,6 +7,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/load/cuedecode"
+
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/schema"
@@ -116,7 +118,14 @@ func (l *loader) ruleInput(wv cue.Value, w *Workload, decoded bool) *check.Workl
 		}
 		it, err := wv.LookupPath(pathOf("vllm_bench.sweep.args")).Fields()
 		for err == nil && it.Next() {
-			in.SweepArgKeys = append(in.SweepArgKeys, it.Selector().Unquoted())
+			if in.SweepArgs == nil {
+				in.SweepArgs = map[string]any{}
+			}
+			var v any = true // a key alone, when its value does not decode
+			if it.Value().Validate(cue.Concrete(true)) == nil {
+				_ = cuedecode.Decode(it.Value(), &v)
+			}
+			in.SweepArgs[it.Selector().Unquoted()] = v
 		}
 	}
 	if w.Engine == schema.EngineSGLang {
