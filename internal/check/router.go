@@ -49,8 +49,10 @@ func (fs *findings) routerArgs(w *Workload) {
 	// The rest through the router's parser, one run per stretch between
 	// reported tokens, so every refusal is reported.
 	for start := 0; start < len(args); {
-		if bad[start] || !strings.HasPrefix(args[start], "-") {
-			start++ // a reported token, or a value of one
+		if bad[start] {
+			// A reported token, and the values it would take.
+			for start++; start < len(args) && !bad[start] && !strings.HasPrefix(args[start], "-"); start++ {
+			}
 			continue
 		}
 		end := start
@@ -68,13 +70,9 @@ func (fs *findings) routerArgs(w *Workload) {
 		}
 		e := perr.(*vllmrouter.Error)
 		fs.errorf(at(start+e.Index), "vllm-router would refuse this: %s", strings.ReplaceAll(e.Msg, "\n ", ""))
-		start += e.Index + 1
+		start += e.Index
+		bad[start] = true
 	}
-}
-
-func isNumber(s string) bool {
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
 }
 
 // routerSuggestion names the router option opt was likely meant to be
@@ -108,4 +106,9 @@ func routerSuggestion(opt string) string {
 		}
 	}
 	return msg
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
