@@ -37,6 +37,14 @@ func TestOwnedOptionRoutes(t *testing.T) {
 				Repetitions: 1, Dataset: "random", Args: args}}}
 		}
 	}
+	sgbench := func(args map[string]any) func(w *schema.Workload) {
+		return func(w *schema.Workload) {
+			w.Engine = schema.EngineSGLang
+			w.SGLangBench = &schema.SGLangBench{Configs: []schema.SGLangBenchConfig{{Name: "c", InputLen: 8, OutputLen: 8,
+				MaxConcurrency: schema.IntOrList{Values: []int{4}, Scalar: true}, NumPrompts: schema.IntOrList{Values: []int{8}, Scalar: true},
+				Repetitions: 1, Backend: "sglang", Dataset: "random", Args: args}}}
+		}
+	}
 	router := func(args ...string) func(w *schema.Workload) {
 		return func(w *schema.Workload) {
 			w.Disagg = &schema.Disagg{Router: schema.Router{Command: []string{"vllm-router"}, Policy: "round_robin", IntraNodeDataParallelSize: 1, ExtraArgs: args}}
@@ -69,6 +77,10 @@ func TestOwnedOptionRoutes(t *testing.T) {
 		{"config prefix", config(map[string]any{"num-prom": 8}), cf + `"num-prom"`, "set by wlc from the config's num_prompts"},
 		{"config value is option", config(map[string]any{"metadata": "--port=1"}), cf + "metadata", "value --port=1 (--port to vLLM)"},
 		{"config repeated", config(map[string]any{"top_k": 1, "top-k": 2}), cf + "top_k", "are both --top-k"},
+		// SGLang's bench client (its parser model): a list option's
+		// value that is itself an option.
+		{"sglang bench value is option", sgbench(map[string]any{"lora-name": "--max-concurrency=64"}), `sglang_bench.configs[0].args."lora-name"`, "value --max-concurrency=64 (--max-concurrency to python3 -m sglang.bench_serving) is set by wlc from the config's max_concurrency"},
+		{"sglang bench prefix", sgbench(map[string]any{"num-prom": 9}), `sglang_bench.configs[0].args."num-prom"`, "set by the config's num_prompts"},
 		// Serve extra_args, and a disaggregated role's.
 		{"serve --opt=v", serve("--port=8000"), "serve.extra_args[0]", "--port=8000 is set by the runner"},
 		{"serve prefix", serve("--tensor-parallel", "8"), "serve.extra_args[0]", "(--tensor-parallel-size to vLLM) is set by serve.tensor_parallel_size"},
