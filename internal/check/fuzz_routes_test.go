@@ -174,4 +174,3 @@ func lastValues(argv []string) map[string]string {
 	}
 	return out
 }
-

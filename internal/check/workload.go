@@ -104,7 +104,8 @@ func (fs *findings) benchArgs(w *Workload) {
 				continue
 			}
 			m, ok := cmdline.VLLMBench.Resolve(argv[0])
-			if !ok {
+			if !ok || strings.Trim(m.Option, "-") == "" {
+				fs.errorf(field, "bench arg %q names no option: vLLM reads %s as %s; write the option's name (temperature, --top-p)", k, argv[0], map[bool]string{true: "a value", false: "the end of its options"}[argv[0] != "--"])
 				continue
 			}
 			if prev, dup := seen[m.Canonical()]; dup {
