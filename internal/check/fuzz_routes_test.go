@@ -8,6 +8,7 @@ import (
 
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/engine/cmdline"
+	"github.com/wlcdev/wlc/internal/engine/vllmflags"
 	"github.com/wlcdev/wlc/internal/engine/vllmrouter"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/schema"
@@ -18,10 +19,13 @@ import (
 // with every option wlc sets holding wlc's value (so whatever normalises
 // to such an option was refused), and no input panics.
 
+// routeEnv is vet's: the built-in vLLM flag catalogs.
+var routeEnv = &check.Env{VLLMFlags: vllmflags.Builtin()}
+
 // routeFindings are vet's findings under prefix.
 func routeFindings(w *check.Workload, prefix string) []string {
 	var out []string
-	for _, d := range check.WorkloadRules(w, &check.Env{}) {
+	for _, d := range check.WorkloadRules(w, routeEnv) {
 		if strings.HasPrefix(d.Path, prefix) {
 			out = append(out, d.Path+": "+d.Message)
 		}
@@ -133,7 +137,7 @@ func FuzzSweepArgs(f *testing.F) {
 		sweep := &schema.BenchSweep{Shapes: []schema.SweepShape{{InputLen: 8, OutputLen: 8}}, Concurrency: schema.Concurrency{List: []int{4, 16}},
 			PromptsPerConcurrency: 2, MinPrompts: 1, Repetitions: 1, Args: args}
 		w := &check.Workload{Decoded: true, Workload: schema.Workload{Name: "w", Profile: "P", Model: "org/m", Precision: "bf16",
-			VLLMBench: &schema.VLLMBench{Sweep: sweep}}}
+			Image: "vllm/vllm-openai:v0.13.0", VLLMBench: &schema.VLLMBench{Sweep: sweep}}}
 		if fs := routeFindings(w, "vllm_bench.sweep.args"); len(fs) > 0 {
 			return
 		}

@@ -73,6 +73,7 @@ func TestOwnedOptionRoutes(t *testing.T) {
 		{"sweep repeated", sweep(map[string]any{"temperature": 0, "--temperature": 1}), sw + "temperature", "are both --temperature"},
 		{"sweep empty key", sweep(map[string]any{"": true, ".0": true}), sw + `""`, "names no option"},
 		{"sweep key with a space", sweep(map[string]any{"max concurrency": 64}), sw + `"max concurrency"`, "names no option"},
+		{"sweep dotted key without value", sweep(map[string]any{"extra-body.x": true}), sw + `"extra-body.x"`, "has no value"},
 		{"sweep free option", sweep(map[string]any{"temperature": 0}), sw + "temperature", ""},
 		// Configs.
 		{"config key=value", config(map[string]any{"max_concurrency=64": true}), cf + `"max_concurrency=64"`, "set by wlc from the config's max_concurrency"},

@@ -108,6 +108,12 @@ func (fs *findings) benchArgs(w *Workload) {
 				fs.errorf(field, "bench arg %q names no option: vLLM reads %s as %s; write the option's name (temperature, --top-p)", k, argv[0], map[bool]string{true: "a value", false: "the end of its options"}[argv[0] != "--"])
 				continue
 			}
+			if m.Key != "" && len(argv) == 1 && !m.HasValue {
+				// vLLM takes the token after a dotted key as its value,
+				// whatever it is: here, the next option wlc writes.
+				fs.errorf(field, "bench arg %s sets key %s of %s but has no value (vLLM would take the next option as it); give it a value, e.g. %s: 1", k, m.Key, m.Option, Label(k))
+				continue
+			}
 			if prev, dup := seen[m.Canonical()]; dup {
 				fs.errorf(field, "bench args %s and %s are both %s to vLLM (the later would silently win); keep one", prev, k, m.Canonical())
 				continue
