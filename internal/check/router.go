@@ -22,6 +22,12 @@ func (fs *findings) routerArgs(w *Workload) {
 	if w.Disagg == nil {
 		return
 	}
+	// The command's own arguments are a route too.
+	if cmd := w.Disagg.Router.Command; len(cmd) > 1 {
+		for _, o := range cmdline.VLLMRouter.Owned(cmd[1:], nil) {
+			fs.errorf(fmt.Sprintf("disagg.router.command[%d]", o.Start+1), "%s is set by %s; %s", cmd[o.Start+1], o.SetBy, o.Fix("disagg.router.command"))
+		}
+	}
 	args := w.Disagg.Router.ExtraArgs
 	at := func(i int) string { return fmt.Sprintf("disagg.router.extra_args[%d]", i) }
 	bad := map[int]bool{} // tokens reported, and the values they take

@@ -107,6 +107,10 @@ func TestOwnedOptionRoutes(t *testing.T) {
 		{"router bad value", router("--log-level", "loud"), "disagg.router.extra_args[0]", "invalid value 'loud'"},
 		{"router help", router("--help"), "disagg.router.extra_args[0]", "print and exit"},
 		{"router switch with value", router("--enable-trace=yes"), "disagg.router.extra_args[0]", "unexpected value 'yes'"},
+		{"router command repeats port", func(w *schema.Workload) {
+			router()(w)
+			w.Disagg.Router.Command = []string{"./target/release/vllm-router", "--port=9000"}
+		}, "disagg.router.command[1]", "set port instead and remove it from disagg.router.command"},
 		{"router free option", router("--request-timeout-secs", "10", "--disable-retries"), "disagg.router.extra_args[0]", ""},
 	}
 	for _, c := range cases {
