@@ -32,6 +32,10 @@ var (
 	// wlc's lm_eval writes under results/<w>/lm_eval/<task>/ instead of
 	// results/<w>/<task>/, so the path differs by that segment.
 	evalChanged = []string{"source_file"}
+	// sglangChanged: perf-eval's SGLang branch wrote ep 1 and false flags
+	// whatever the server ran; wlc's rows say what the workload types
+	// (sglang.ep_size, enable_dp_attention, speculative_algorithm).
+	sglangChanged = []string{"ep", "dp_attention", "spec_decoding"}
 )
 
 // TestPerfEvalOracle feeds the same raw results to perf-eval's own ingest
@@ -64,8 +68,15 @@ func TestPerfEvalOracle(t *testing.T) {
 		// branch for this workload (what its parse_workload emits).
 		args   []string
 		noAuth bool // the branch predates the bearer token (#62)
+		// changed are the fields wlc sends on purpose differently
+		// (checked against the workload below).
+		changed []string
 	}{
 		{name: "tp8", branch: "main", w: w("native/nvidia.txtar", "qwen3_5_b200")},
+		// TP1 on 2 reserved GPUs, 1 idle on purpose (what `wlc import`
+		// writes for a perf-eval workload holding GPUs it does not serve
+		// on): perf-eval divided by TP × DP, so must wlc.
+		{name: "idle_gpus", branch: "main", w: w("native/custom_steps.txtar", "custom_h100")},
 		{name: "tp2xdp4_2node", branch: "slurm-pyxis", w: w("slurm/two_node.txtar", "two_node"), noAuth: true,
 			args: []string{"--dp", "4", "--ep", "", "--gpu-count", "8", "--is-multinode", "true", "--num-nodes", "2",
 				"--gpus-per-node", "4", "--dp-attention", "false", "--disagg", "false", "--spec-decoding", "false"}},
@@ -73,7 +84,7 @@ func TestPerfEvalOracle(t *testing.T) {
 			args: []string{"--gpu-count", "8", "--disagg", "--is-multinode"}},
 		// perf-eval's SGLang branch: bench_serving's row, --framework sglang.
 		{name: "sglang", branch: "sglang", w: w("native/sglang.txtar", "glm_5_2_sglang_b300"), noAuth: true,
-			args: []string{"--framework", "sglang"}},
+			args: []string{"--framework", "sglang"}, changed: sglangChanged},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if len(c.w.Bench) == 0 {
@@ -113,7 +124,16 @@ func TestPerfEvalOracle(t *testing.T) {
 			if len(ours) != 2 {
 				t.Fatalf("wlc sent %d perf rows, want 1 (refused: %q)", len(ours)-1, srv.Refused())
 			}
-			compare(t, theirs[0].Body, ours[1].Body, perfAdded, nil)
+			compare(t, theirs[0].Body, ours[1].Body, perfAdded, c.changed)
+			if len(c.changed) > 0 {
+				g := sglangOf(t, c.w)
+				want := map[string]any{"ep": float64(g.ep), "dp_attention": fmt.Sprint(g.dpAttention), "spec_decoding": fmt.Sprint(g.spec)}
+				for _, k := range c.changed {
+					if ours[1].Body[k] != want[k] {
+						t.Errorf("%s: wlc sent %v, the workload runs %v", k, ours[1].Body[k], want[k])
+					}
+				}
+			}
 			if got := ours[1].Header.Get("X-Source"); got != theirs[0].Header.Get("X-Source") {
 				t.Errorf("X-Source %q, perf-eval sent %q", got, theirs[0].Header.Get("X-Source"))
 			}
@@ -168,6 +188,31 @@ func TestPerfEvalOracle(t *testing.T) {
 			}
 		}
 	})
+}
+
+type sglangFacts struct {
+	ep                int
+	dpAttention, spec bool
+}
+
+// sglangOf reads what an SGLang workload's server runs from its argv.
+func sglangOf(t *testing.T, w plan.Workload) sglangFacts {
+	f := sglangFacts{ep: 1}
+	a := w.Serve.Args
+	for i, tok := range a {
+		switch tok {
+		case "--ep-size":
+			fmt.Sscan(a[i+1], &f.ep)
+		case "--enable-dp-attention":
+			f.dpAttention = true
+		case "--speculative-algorithm":
+			f.spec = true
+		}
+	}
+	if f.ep == 1 || !f.dpAttention || !f.spec {
+		t.Fatalf("%s runs ep %d, dp attention %v, speculative decoding %v: the oracle wants a workload with all three (argv %q)", w.Name, f.ep, f.dpAttention, f.spec, a)
+	}
+	return f
 }
 
 // TestPerfEvalOracleBFCL: a BFCL group's scores (the group and its leaf

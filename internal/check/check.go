@@ -45,9 +45,11 @@ type Workload struct {
 	Own int
 	// Decoded says the whole workload decoded (it passed the schema);
 	// otherwise only the fields that decode alone are set, and ArgKeys
-	// holds the keys of each vllm_bench config's args.
-	Decoded bool
-	ArgKeys [][]string
+	// holds the keys of each vllm_bench config's args, SweepArgs the
+	// sweep's args (a value that does not decode alone as true).
+	Decoded   bool
+	ArgKeys   [][]string
+	SweepArgs map[string]any
 	// ServeWritten are the serve fields the user wrote, in order (serve
 	// always exists, with vLLM's defaults): on an SGLang server each is
 	// an option for the other engine.

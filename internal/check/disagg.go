@@ -31,37 +31,30 @@ func (fs *findings) disagg(w *Workload) {
 		return
 	}
 	errf := fs.errorf
-	owned := func(field string, args []string, skip int) {
-		for i, tok := range args {
-			if i < skip {
-				continue
-			}
-			m, ok := cmdline.VLLMServe.Resolve(tok)
-			if !ok || field == "serve.extra_args" && m.Flag != nil {
-				continue // the workload's extra_args: FieldRules refuses wlc's flags
-			}
-			if owner, taken := disaggFlags[m.Option]; taken {
-				errf(fmt.Sprintf("%s[%d]", field, i-skip), "%s is set by %s on every disaggregated instance; remove it from extra_args", tok, owner)
-			}
+	own := min(w.Own, len(w.Serve.ExtraArgs))
+	extra := w.Serve.ExtraArgs[own:]
+	for _, o := range cmdline.VLLMServe.Owned(extra, disaggFlags) {
+		if o.Flag == nil { // FieldRules refuses the declared flags
+			errf(fmt.Sprintf("serve.extra_args[%d]", o.Start), "%s is set by %s on every disaggregated instance; remove it from extra_args", extra[o.Start], o.SetBy)
 		}
 	}
-	owned("serve.extra_args", w.Serve.ExtraArgs, w.Own)
 	for _, r := range []struct {
 		name string
 		role schema.DisaggRole
 	}{{"prefill", d.Prefill}, {"decode", d.Decode}} {
 		field := "disagg." + r.name + ".serve.extra_args"
-		owned(field, r.role.Serve.ExtraArgs, 0)
-		for i, tok := range r.role.Serve.ExtraArgs {
-			m, ok := cmdline.VLLMServe.Resolve(tok)
-			if !ok || m.Flag == nil || disaggFlags[m.Option] != "" {
+		args := r.role.Serve.ExtraArgs
+		for _, o := range cmdline.VLLMServe.Owned(args, disaggFlags) {
+			at := fmt.Sprintf("%s[%d]", field, o.Start)
+			if disaggFlags[o.Option] != "" {
+				errf(at, "%s is set by %s on every disaggregated instance; remove it from extra_args", args[o.Start], o.SetBy)
 				continue
 			}
-			owner := m.Flag.SetBy()
+			owner := o.SetBy
 			if strings.HasPrefix(owner, "serve.") {
 				owner = "disagg." + r.name + "." + owner
 			}
-			errf(fmt.Sprintf("%s[%d]", field, i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", tok, owner)
+			errf(at, "%s is set by %s; remove it from extra_args (the later flag would silently win)", o.Spelled(args[o.Start], "vLLM"), owner)
 		}
 	}
 	p, q := d.Prefill.KVTransfer, d.Decode.KVTransfer

@@ -162,8 +162,19 @@ func (fs *findings) sglangBenchArgs(w *Workload) {
 				fs.errorf(field, "bench arg %s (%s) is set by %s; remove it from args", k, o.Name(), f.SetBy())
 				continue
 			}
-			if _, errs := sglang.BenchServing.Parse(plan.BenchArgs(map[string]any{k: v})); len(errs) > 0 {
+			argv := plan.BenchArgs(map[string]any{k: v})
+			args, errs := sglang.BenchServing.Parse(argv)
+			if len(errs) > 0 {
 				fs.errorf(field, "%s would refuse this: %s", sglang.BenchServing.Prog, errs[0].Msg)
+				continue
+			}
+			// A value bench_serving reads as an option (a list option
+			// takes none when the next token is one).
+			for _, a := range args {
+				if f := cmdline.SGLangBench.Lookup(a.Option.Name()); f != nil && a.Index > 0 {
+					fs.errorf(field, "bench arg %s's value %s (%s to %s) is set by %s; remove it from args", k, argv[a.Index], a.Option.Name(), sglang.BenchServing.Prog, map[bool]string{true: "wlc from ", false: ""}[f.Field != ""]+f.SetBy())
+					break
+				}
 			}
 		}
 	}

@@ -74,22 +74,26 @@ func (fs *findings) flags(w *Workload, env *Env) {
 		}
 	}
 	for _, run := range plan.BenchRuns(w.Workload) {
-		ci := 0
+		// The config the run came from, else the sweep.
+		field, args := "vllm_bench.sweep.args", map[string]any(nil)
+		if sw := w.VLLMBench.Sweep; sw != nil {
+			args = sw.Args
+		}
 		for i, c := range w.VLLMBench.Configs {
 			if c.Name == run.Config {
-				ci = i
+				field, args = fmt.Sprintf("vllm_bench.configs[%d].args", i), c.Args
 			}
 		}
 		for _, f := range cat.CheckBench(run.Args) {
-			field := fmt.Sprintf("vllm_bench.configs[%d].args", ci)
+			at := field
 			// Blame the args key the option came from.
 			name, _, _ := strings.Cut(run.Args[f.Index], "=")
-			for k := range w.VLLMBench.Configs[ci].Args {
+			for k := range args {
 				if "--"+plan.BenchArgName(k) == name {
-					field += "." + Label(k)
+					at += "." + Label(k)
 				}
 			}
-			fs.errorf(field, "%s", msg(f))
+			fs.errorf(at, "%s", msg(f))
 		}
 	}
 }

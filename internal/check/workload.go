@@ -42,66 +42,105 @@ func FieldRules(w *Workload, env *Env) []Diagnostic {
 		}
 	}
 
-	for i, tok := range w.Serve.ExtraArgs {
-		if i < w.Own {
-			continue // the recipe's, checked when derived
+	own := w.Own
+	if own > len(w.Serve.ExtraArgs) {
+		own = len(w.Serve.ExtraArgs)
+	}
+	extra := w.Serve.ExtraArgs[own:] // before: the recipe's, checked when derived
+	if w.BackendSweep != nil && len(w.BackendSweep.Attention) > 0 {
+		for _, o := range cmdline.VLLMServe.Owned(extra, map[string]string{"--attention-backend": "backend_sweep.attention"}) {
+			if o.Option == "--attention-backend" {
+				fs.errorf(fmt.Sprintf("serve.extra_args[%d]", o.Start), "%s is set for each run by backend_sweep.attention; remove it from extra_args (list the backends in the sweep)", extra[o.Start])
+			}
 		}
-		i -= w.Own
-		m, ok := cmdline.VLLMServe.Resolve(tok)
-		if ok && m.Option == "--attention-backend" && w.BackendSweep != nil && len(w.BackendSweep.Attention) > 0 {
-			fs.errorf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set for each run by backend_sweep.attention; remove it from extra_args (list the backends in the sweep)", tok)
-			continue
-		}
-		if !ok || m.Flag == nil {
-			continue
-		}
-		what := tok
-		if m.Written != m.Option && m.Written != "--no-"+strings.TrimPrefix(m.Option, "--") {
-			// an alias or an abbreviation: say what vLLM reads
-			what = fmt.Sprintf("%s (%s to vLLM)", tok, m.Canonical())
-		}
-		fs.errorf(fmt.Sprintf("serve.extra_args[%d]", i), "%s is set by %s; remove it from extra_args (the later flag would silently win)", what, m.Flag.SetBy())
+	}
+	for _, o := range cmdline.VLLMServe.Owned(extra, nil) {
+		fs.errorf(fmt.Sprintf("serve.extra_args[%d]", o.Start), "%s is set by %s; remove it from extra_args (the later flag would silently win)", o.Spelled(extra[o.Start], "vLLM"), o.SetBy)
 	}
 	fs = append(fs, valueFindings(&w.Workload, secrets)...)
 	fs = append(fs, argvFindings(&w.Workload, w.Own)...)
 	fs.modelArgs(&w.Workload)
 	fs.benchArgs(w)
+	fs.routerArgs(w)
 	fs.engine(w)
 	fs.sglangBenchArgs(w)
 	return fs
 }
 
-// benchArgs refuses a config's args key that vLLM reads as an option wlc
-// sets itself: an alias, an abbreviation (num-prom), or a key with a
-// value in it (max-concurrency=64). The exact names are the schema's rule
-// (bench_owned.cue), reported on the same field.
+// benchArgs refuses a vllm_bench config's or sweep's args key that vLLM
+// reads as an option wlc sets itself on that route (the sweep also sets
+// --num-warmups): an alias, an abbreviation (num-prom), a key with a
+// value in it (max-concurrency=64); and two keys that are one option
+// (temperature and --temperature: the later would silently win). The
+// exact names are the schema's rule (bench_owned.cue, #BenchSweep),
+// reported on the same field.
 func (fs *findings) benchArgs(w *Workload) {
-	check := func(ci int, k string) {
-		opt := "--" + plan.BenchArgName(k)
-		m, ok := cmdline.VLLMBench.Resolve(opt)
-		if !ok || m.Flag == nil || cmdline.VLLMBench.Lookup(opt) != nil {
-			return
+	check := func(at string, args map[string]any, sweep bool) {
+		var also map[string]string
+		if sweep {
+			also = map[string]string{"--num-warmups": "the sweep (each run's --num-warmups is its concurrency)"}
 		}
-		field := fmt.Sprintf("vllm_bench.configs[%d].args.%s", ci, Label(k))
-		if m.Flag.Field != "" {
-			fs.errorf(field, "bench arg %s (%s to vLLM) is set by wlc from %s; set that instead and remove %s from args", k, m.Canonical(), m.Flag.Field, k)
-		} else {
-			fs.errorf(field, "bench arg %s (%s to vLLM) is set by %s; remove it from args", k, m.Canonical(), m.Flag.Owner)
+		seen := map[string]string{} // canonical option → the key that set it
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			field := at + "." + Label(k)
+			argv := plan.BenchArgs(map[string]any{k: args[k]})
+			if len(argv) == 0 {
+				continue // false or null: no option
+			}
+			// The exact names are the schema's rule.
+			exact := cmdline.VLLMBench.Lookup(argv[0]) != nil || sweep && argv[0] == "--num-warmups"
+			if owned := cmdline.VLLMBench.Owned(argv, also); len(owned) > 0 {
+				for _, o := range owned {
+					if exact && argv[o.Start] == argv[0] {
+						continue
+					}
+					what := fmt.Sprintf("bench arg %s (%s to vLLM)", k, o.Canonical())
+					if argv[o.Start] != argv[0] {
+						what = fmt.Sprintf("bench arg %s's value %s (%s to vLLM)", k, argv[o.Start], o.Canonical())
+					}
+					fs.errorf(field, "%s is set by %s; %s", what, map[bool]string{true: "wlc from ", false: ""}[o.Field]+o.SetBy, o.Fix("args"))
+					break
+				}
+				continue
+			}
+			m, ok := cmdline.VLLMBench.Resolve(argv[0])
+			if !ok || strings.Trim(m.Option, "-") == "" {
+				fs.errorf(field, "bench arg %q names no option: vLLM reads %s as %s; write the option's name (temperature, --top-p)", k, argv[0], map[bool]string{true: "a value", false: "the end of its options"}[argv[0] != "--"])
+				continue
+			}
+			if m.Key != "" && len(argv) == 1 && !m.HasValue {
+				// vLLM takes the token after a dotted key as its value,
+				// whatever it is: here, the next option wlc writes.
+				fs.errorf(field, "bench arg %s sets key %s of %s but has no value (vLLM would take the next option as it); give it a value, e.g. %s: 1", k, m.Key, m.Option, Label(k))
+				continue
+			}
+			if prev, dup := seen[m.Canonical()]; dup {
+				fs.errorf(field, "bench args %s and %s are both %s to vLLM (the later would silently win); keep one", prev, k, m.Canonical())
+				continue
+			}
+			seen[m.Canonical()] = k
 		}
+	}
+	keysOnly := func(keys []string) map[string]any {
+		m := map[string]any{}
+		for _, k := range keys {
+			m[k] = true
+		}
+		return m
 	}
 	if !w.Decoded {
 		for ci, keys := range w.ArgKeys {
-			for _, k := range keys {
-				check(ci, k)
-			}
+			check(fmt.Sprintf("vllm_bench.configs[%d].args", ci), keysOnly(keys), false)
 		}
+		check("vllm_bench.sweep.args", w.SweepArgs, true)
 		return
 	}
 	if w.VLLMBench != nil {
 		for ci, c := range w.VLLMBench.Configs {
-			for _, k := range slices.Sorted(maps.Keys(c.Args)) {
-				check(ci, k)
-			}
+			check(fmt.Sprintf("vllm_bench.configs[%d].args", ci), c.Args, false)
+		}
+		if s := w.VLLMBench.Sweep; s != nil {
+			check("vllm_bench.sweep.args", s.Args, true)
 		}
 	}
 }

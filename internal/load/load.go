@@ -755,15 +755,19 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 			sels := wv.Path().Selectors()
 			if len(sels) == 2 && sels[1].IsString() {
 				lw := Workload{Workload: schema.Workload{Name: sels[1].Unquoted()}}
-				var sglangArgs []string
+				var sglangArgs, routerArgs []string
 				for p, dst := range map[string]any{"profile": &lw.Profile, "env": &lw.Env, "secrets": &lw.Secrets, "serve.extra_args": &lw.Serve.ExtraArgs,
-					"engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs, "sglang_bench": &lw.SGLangBench} {
+					"engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs, "sglang_bench": &lw.SGLangBench,
+					"disagg.router.extra_args": &routerArgs} {
 					if fv := wv.LookupPath(pathOf(p)); fv.Validate(cue.Concrete(true)) == nil {
 						_ = fv.Decode(dst)
 					}
 				}
 				if lw.SGLang == nil && sglangArgs != nil {
 					lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
+				}
+				if routerArgs != nil {
+					lw.Disagg = &schema.Disagg{Router: schema.Router{ExtraArgs: routerArgs}}
 				}
 				j.rd.apply(&lw)
 				l.checkFields(wv, &lw)

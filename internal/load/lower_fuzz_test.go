@@ -74,7 +74,7 @@ workloads: base: {
 	gpus_per_node:  8
 	model:          "Qwen/Qwen3-8B"
 	precision:      "bf16"
-	image:          "vllm/vllm-openai:v0.11.0"
+	image:          "vllm/vllm-openai:v0.13.0"
 	env: NOTE:      "env value"
 	serve: {
 		tensor_parallel_size: 8
@@ -92,6 +92,12 @@ workloads: base: {
 			name: "c1", input_len: 16, output_len: 4, num_prompts: 8, max_concurrency: 8
 			args: {"temperature": "0", "metadata": ["k=v"]}
 		}]
+		sweep: {
+			shapes: [{input_len: 16, output_len: 4}]
+			concurrency: [2]
+			prompts_per_concurrency: 2
+			args: {"top-p": "0.9", "metadata": ["s=w"]}
+		}
 	}
 	lm_eval: {
 		model_args: {tokenizer: "Qwen/Qwen3-8B"}
@@ -104,6 +110,46 @@ workloads: base: {
 	}, {
 		name: "probe2", where: "server", command: ["python3", "-c", "print(1)"]
 	}]
+}
+`
+
+// lowerPDWorkload is the base of the disaggregated routes (the roles'
+// extra_args, the router's command, env and extra_args), on the same
+// profile: PD serving runs as Slurm steps only.
+const lowerPDWorkload = `package workloads
+
+let nixl = {kv_connector: "NixlConnector", kv_load_failure_policy: "fail"}
+
+workloads: pd: {
+	profile:       "S"
+	nodes:         2
+	gpus_per_node: 8
+	model:         "Qwen/Qwen3-8B"
+	precision:     "bf16"
+	image:         "vllm/vllm-openai:v0.13.0"
+	disagg: {
+		prefill: {
+			serve: {data_parallel_size: 8, extra_args: ["--chat-template", "tmpl.jinja"]}
+			kv_transfer: nixl
+			env: ROLE_NOTE: "prefill value"
+		}
+		decode: {
+			serve: {tensor_parallel_size: 8, extra_args: ["--stream-interval", "50"]}
+			kv_transfer: nixl
+		}
+		router: {
+			command: ["vllm-router"]
+			dir:     "/opt/router"
+			env: RUST_LOG: "info"
+			extra_args: ["--request-timeout-secs", "600", "--log-dir", "/tmp/router logs", "--api-key-validation-urls", "http://auth.local/v"]
+		}
+	}
+	vllm_bench: sweep: {
+		shapes: [{input_len: 16, output_len: 4}]
+		concurrency: [2]
+		prompts_per_concurrency: 2
+		args: {"top-p": "0.9", "metadata": ["s=w"]}
+	}
 }
 `
 
@@ -164,44 +210,57 @@ var (
 	lowerBaseOnce sync.Once
 	lowerBaseVal  *lowerBase
 	lowerBaseErr  error
+	pdBaseOnce    sync.Once
+	pdBaseVal     *lowerBase
+	pdBaseErr     error
 )
 
 func loadLowerBase(t testing.TB) *lowerBase {
 	t.Helper()
-	lowerBaseOnce.Do(func() {
-		root := writePkg(t, map[string]string{"workloads/profiles.cue": lowerBaseProfiles, "workloads/base.cue": lowerBaseWorkload})
-		r := load.Load(cuecontext.New(), root+"/workloads", root)
-		if r.Diags.HasErrors() || len(r.Workloads) != 1 {
-			lowerBaseErr = fmt.Errorf("the base does not load:\n%s", r.Diags)
-			return
-		}
-		b := &lowerBase{res: r, workload: r.Workloads[0]}
-		b.wJSON, _ = json.Marshal(b.workload.Workload)
-		b.pJSON, _ = json.Marshal(r.Profiles["S"])
-		for _, src := range []struct {
-			data    []byte
-			profile bool
-		}{{b.wJSON, false}, {b.pJSON, true}} {
-			var tree any
-			json.Unmarshal(src.data, &tree)
-			walkJSON(tree, nil, func(path []any, key bool) {
-				b.sites = append(b.sites, site{profile: src.profile, path: append([]any(nil), path...), key: key})
-			})
-		}
-		for _, be := range registry.All() {
-			sig, err := lowerSig(r, b.workload, r.Profiles["S"], be)
-			if err != nil {
-				lowerBaseErr = fmt.Errorf("the base does not lower through %s: %v", be.Name(), err)
-				return
-			}
-			b.baseline = append(b.baseline, sig)
-		}
-		lowerBaseVal = b
-	})
+	lowerBaseOnce.Do(func() { lowerBaseVal, lowerBaseErr = newLowerBase(t, lowerBaseWorkload) })
 	if lowerBaseErr != nil {
 		t.Fatal(lowerBaseErr)
 	}
 	return lowerBaseVal
+}
+
+// loadPDBase is the disaggregated base (lowerPDWorkload).
+func loadPDBase(t testing.TB) *lowerBase {
+	t.Helper()
+	pdBaseOnce.Do(func() { pdBaseVal, pdBaseErr = newLowerBase(t, lowerPDWorkload) })
+	if pdBaseErr != nil {
+		t.Fatal(pdBaseErr)
+	}
+	return pdBaseVal
+}
+
+func newLowerBase(t testing.TB, workload string) (*lowerBase, error) {
+	root := writePkg(t, map[string]string{"workloads/profiles.cue": lowerBaseProfiles, "workloads/base.cue": workload})
+	r := load.Load(cuecontext.New(), root+"/workloads", root)
+	if r.Diags.HasErrors() || len(r.Workloads) != 1 {
+		return nil, fmt.Errorf("the base does not load:\n%s", r.Diags)
+	}
+	b := &lowerBase{res: r, workload: r.Workloads[0]}
+	b.wJSON, _ = json.Marshal(b.workload.Workload)
+	b.pJSON, _ = json.Marshal(r.Profiles["S"])
+	for _, src := range []struct {
+		data    []byte
+		profile bool
+	}{{b.wJSON, false}, {b.pJSON, true}} {
+		var tree any
+		json.Unmarshal(src.data, &tree)
+		walkJSON(tree, nil, func(path []any, key bool) {
+			b.sites = append(b.sites, site{profile: src.profile, path: append([]any(nil), path...), key: key})
+		})
+	}
+	for _, be := range registry.All() {
+		sig, err := lowerSig(r, b.workload, r.Profiles["S"], be)
+		if err != nil {
+			return nil, fmt.Errorf("the base does not lower through %s: %v", be.Name(), err)
+		}
+		b.baseline = append(b.baseline, sig)
+	}
+	return b, nil
 }
 
 // walkJSON calls f for every string leaf and every map key (except the
@@ -508,9 +567,18 @@ var injectionPayloads = []string{
 	strings.Repeat("long", 2000),
 }
 
-// TestInjectionMatrix runs every payload at every string of the base.
+// TestInjectionMatrix runs every payload at every string of the bases
+// (the disaggregated one adds the roles' and the router's fields).
 func TestInjectionMatrix(t *testing.T) {
-	b := loadLowerBase(t)
+	for _, base := range []struct {
+		name string
+		load func(testing.TB) *lowerBase
+	}{{"base", loadLowerBase}, {"pd", loadPDBase}} {
+		t.Run(base.name, func(t *testing.T) { injectionMatrix(t, base.load(t)) })
+	}
+}
+
+func injectionMatrix(t *testing.T, b *lowerBase) {
 	counts := map[outcome]int{}
 	for _, s := range b.sites {
 		for _, p := range injectionPayloads {

@@ -7,6 +7,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 
+	"github.com/wlcdev/wlc/internal/load/cuedecode"
+
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/schema"
@@ -113,6 +115,17 @@ func (l *loader) ruleInput(wv cue.Value, w *Workload, decoded bool) *check.Workl
 				keys = append(keys, it.Selector().Unquoted())
 			}
 			in.ArgKeys = append(in.ArgKeys, keys)
+		}
+		it, err := wv.LookupPath(pathOf("vllm_bench.sweep.args")).Fields()
+		for err == nil && it.Next() {
+			if in.SweepArgs == nil {
+				in.SweepArgs = map[string]any{}
+			}
+			var v any = true // a key alone, when its value does not decode
+			if it.Value().Validate(cue.Concrete(true)) == nil {
+				_ = cuedecode.Decode(it.Value(), &v)
+			}
+			in.SweepArgs[it.Selector().Unquoted()] = v
 		}
 	}
 	if w.Engine == schema.EngineSGLang {

@@ -111,6 +111,13 @@ func disagg(w schema.Workload, env []EnvVar) *Disagg {
 		}
 	}
 	rt := d.Router
+	out.Router = Router{Argv: RouterArgv(rt), Dir: rt.Dir, NofileLimit: rt.NofileLimit, StartupTimeoutS: rt.StartupTimeoutS, Env: overEnv(nil, rt.Env)}
+	return out
+}
+
+// RouterArgv is the router's command with wlc's options and the
+// workload's extra_args (the runner adds --port and the worker URLs).
+func RouterArgv(rt schema.Router) []string {
 	argv := append([]string(nil), rt.Command...)
 	argv = append(argv, "--policy", rt.Policy, "--host", "0.0.0.0",
 		"--intra-node-data-parallel-size", strconv.Itoa(rt.IntraNodeDataParallelSize),
@@ -118,9 +125,7 @@ func disagg(w schema.Workload, env []EnvVar) *Disagg {
 	if rt.MetricsPort != 0 {
 		argv = append(argv, "--prometheus-port", strconv.Itoa(rt.MetricsPort))
 	}
-	argv = append(argv, rt.ExtraArgs...)
-	out.Router = Router{Argv: argv, Dir: rt.Dir, NofileLimit: rt.NofileLimit, StartupTimeoutS: rt.StartupTimeoutS, Env: overEnv(nil, rt.Env)}
-	return out
+	return append(argv, rt.ExtraArgs...)
 }
 
 // overEnv is base with over's variables set, sorted by name.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/wlcdev/wlc/schema"
 )
 
 // Ingest is what a job tells the perf and eval dashboards besides what it
@@ -41,7 +43,8 @@ type PerfRow struct {
 	DP          int    `json:"dp"`
 	NumNodes    int    `json:"num_nodes"`
 	GPUsPerNode int    `json:"gpus_per_node"`
-	// GPUCount divides every throughput: all GPUs the server uses.
+	// GPUCount divides every throughput: the GPUs the serving instances
+	// use (ServingGPUs), never reserved ones left idle.
 	GPUCount int `json:"gpu_count"`
 	ISL      int `json:"isl"`
 	OSL      int `json:"osl"`
@@ -54,13 +57,14 @@ func (r PerfRow) Run(b BenchRun) PerfRow {
 	return r
 }
 
-// ingestTags derives the dashboard fields from the resolved workload.
-// Free-form vllm_bench.metadata tags override the tags perf-eval let them
-// override (device, precision, tp, ep, dp, and the three flags); the
-// server's shape (GPU count, nodes, GPUs per node, multi-node) is typed
-// and always the workload's own.
-func ingestTags(w Workload) Ingest {
-	md := w.BenchMetadata
+// ingestTags derives the dashboard fields from the resolved workload p
+// and what its engine's typed fields say it runs (w). Free-form
+// vllm_bench.metadata tags override the tags perf-eval let them override
+// (device, precision, tp, ep, dp, and the three flags); the server's shape
+// (GPU count, nodes, GPUs per node, multi-node) is typed and always the
+// workload's own.
+func ingestTags(p Workload, w schema.Workload) Ingest {
+	md := p.BenchMetadata
 	text := func(key, def string) string {
 		if v, ok := md[key]; ok {
 			if s := strings.TrimSpace(fmt.Sprint(v)); s != "" {
@@ -82,27 +86,53 @@ func ingestTags(w Workload) Ingest {
 		}
 		return "false"
 	}
-	s := w.Serve
+	s := p.Serve
+	ep, dpAttention, spec := 1, false, w.Serve.SpeculativeConfig != nil
+	if d := w.Disagg; d != nil {
+		spec = spec || d.Prefill.Serve.SpeculativeConfig != nil || d.Decode.Serve.SpeculativeConfig != nil
+	}
+	if g := w.SGLang; p.Engine == schema.EngineSGLang && g != nil {
+		ep, dpAttention, spec = max(g.EPSize, 1), g.EnableDPAttention, g.SpeculativeAlgorithm != ""
+	}
 	return Ingest{
-		Workload: w.RunName,
+		Workload: p.RunName,
 		Perf: PerfRow{
-			Device:       text("device", strings.ToLower(w.Profile.Name)),
-			Image:        w.Image.Ref,
-			Model:        w.Model,
-			Framework:    w.Engine,
-			Precision:    text("precision", PrecisionTag(w.Precision)),
-			SpecDecoding: flag("spec_decoding", false),
-			Disagg:       flag("disagg", w.Disagg != nil),
-			IsMultinode:  strconv.FormatBool(w.Nodes > 1),
+			Device:       text("device", strings.ToLower(p.Profile.Name)),
+			Image:        p.Image.Ref,
+			Model:        p.Model,
+			Framework:    p.Engine,
+			Precision:    text("precision", PrecisionTag(p.Precision)),
+			SpecDecoding: flag("spec_decoding", spec),
+			Disagg:       flag("disagg", p.Disagg != nil),
+			IsMultinode:  strconv.FormatBool(p.Nodes > 1),
 			TP:           num("tp", max(s.TensorParallelSize, 1)*max(s.DataParallelSize, 1)),
-			EP:           num("ep", 1),
-			DPAttention:  flag("dp_attention", false),
+			EP:           num("ep", ep),
+			DPAttention:  flag("dp_attention", dpAttention),
 			DP:           num("dp", max(s.DataParallelSize, 1)),
-			NumNodes:     w.Nodes,
-			GPUsPerNode:  w.GPUsPerNode,
-			GPUCount:     w.GPUs,
+			NumNodes:     p.Nodes,
+			GPUsPerNode:  p.GPUsPerNode,
+			GPUCount:     ServingGPUs(p),
 		},
 	}
+}
+
+// ServingGPUs are the GPUs the serving instances use, the divisor of the
+// dashboards' per-GPU throughputs (perf-eval divided by the server's
+// tensor × data parallel GPUs): tensor × data × pipeline parallel, summed
+// over every instance of every role on every node. GPUs a workload
+// reserves but leaves idle (idle_gpus) serve nothing and are not counted;
+// SGLang's DP-attention ranks share the tensor-parallel GPUs (Serve's
+// data-parallel size is then 1).
+func ServingGPUs(p Workload) int {
+	if d := p.Disagg; d != nil {
+		n := 0
+		for _, in := range d.Instances {
+			n += max(in.TensorParallelSize, 1) * max(in.DataParallelSize, 1)
+		}
+		return n
+	}
+	s := p.Serve
+	return max(s.TensorParallelSize, 1) * max(s.DataParallelSize, 1) * max(s.PipelineParallelSize, 1)
 }
 
 // PrecisionTag is the perf dashboard's precision tag for a checkpoint

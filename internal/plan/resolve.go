@@ -138,7 +138,7 @@ func Resolve(w schema.Workload, file string, cat Catalog, ov Overrides) (Workloa
 	}
 	p.Datasets = datasets(p.Bench)
 	p.Tools = tools(p, prof)
-	p.Ingest = ingestTags(p)
+	p.Ingest = ingestTags(p, w)
 	if err := checkPlanValues(p); err != nil {
 		return Workload{}, fmt.Errorf("workload %s: %w", w.Name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/results/dashboard"
 	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
 )
@@ -30,7 +31,7 @@ func (j *Job) CheckIngest(t testing.TB, srv *ingesttest.Server, noSamples bool) 
 	if len(perf) != len(j.W.Bench) {
 		t.Fatalf("%d perf rows, want one per bench run (%d)", len(perf), len(j.W.Bench))
 	}
-	gpus := float64(j.W.GPUs)
+	gpus := float64(plan.ServingGPUs(j.W))
 	for i, b := range j.W.Bench {
 		row, raw := perf[i].Body, readJSON(t, filepath.Join(j.Results(), b.Result))
 		if got := perf[i].Header.Get("X-Source"); got != dashboard.PerfSource {

@@ -100,6 +100,10 @@ type Spec struct {
 	// abbreviations resolve against them; without them only the Flags'
 	// names and aliases resolve, exactly.
 	Releases []Release
+	// Exact is a parser that reads option strings exactly as written
+	// (Rust's clap): no abbreviations, no _ for -, no dotted keys; only
+	// --x=value splits.
+	Exact bool
 
 	once   sync.Once
 	byName map[string]*Flag // canonical long name → flag
@@ -142,7 +146,7 @@ func (s *Spec) index() {
 // (after the engine's _-as-- reading).
 func (s *Spec) Knows(opt string) bool {
 	s.index()
-	if strings.HasPrefix(opt, "--") {
+	if strings.HasPrefix(opt, "--") && !s.Exact {
 		opt = strings.ReplaceAll(opt, "_", "-")
 	}
 	_, ok := s.exactName(opt)
@@ -234,8 +238,12 @@ func IsOption(tok string) bool {
 // key of --x), then a single-character option with its value attached
 // (-n2), then an unambiguous prefix of a long option in some release. It
 // reports false for a token that is no option.
+//
+// As argparse, the option strings come first: a token with a space or a
+// negative number is a value only when it names no option ("--max-concurrency= 64"
+// sets --max-concurrency, Python's int() strips the space).
 func (s *Spec) Resolve(tok string) (Match, bool) {
-	if !IsOption(tok) {
+	if len(tok) < 2 || tok[0] != '-' || tok == "--" {
 		return Match{}, false
 	}
 	s.index()
@@ -243,6 +251,14 @@ func (s *Spec) Resolve(tok string) (Match, bool) {
 	opt := tok
 	if i := strings.IndexByte(tok, '='); i >= 0 {
 		opt, m.Value, m.HasValue = tok[:i], tok[i+1:], true
+	}
+	if s.Exact {
+		m.Written = opt
+		if name, ok := s.exactName(opt); ok {
+			return s.finish(m, opt, name), true
+		}
+		m.Option = opt // clap reads any other -x token as an option
+		return m, true
 	}
 	if strings.HasPrefix(opt, "--") {
 		// vLLM reads underscores as dashes up to the first dot.
@@ -294,6 +310,9 @@ func (s *Spec) Resolve(tok string) (Match, bool) {
 	}
 	if other != nil {
 		return *other, true
+	}
+	if !IsOption(tok) {
+		return Match{}, false
 	}
 	m.Option = opt
 	return m, true
@@ -531,6 +550,12 @@ type Parsed struct {
 	Errs map[int]error
 }
 
+// isOption reports whether the parser reads tok as an option.
+func (s *Spec) isOption(tok string) bool {
+	_, ok := s.Resolve(tok)
+	return ok
+}
+
 // Parse splits argv into units and reads declared flags' values. An
 // option takes the next token as its value unless it is a switch, has an
 // "=" value, or the next token is itself an option.
@@ -539,7 +564,7 @@ func (s *Spec) Parse(argv []string) Parsed {
 	for i := 0; i < len(argv); i++ {
 		m, ok := s.Resolve(argv[i])
 		u := Unit{Start: i, End: i + 1, IsOption: ok, Match: m, Arg: m.Value, HasArg: m.HasValue}
-		if ok && !u.HasArg && (m.Flag == nil || m.Flag.Kind != Bool || m.Key != "") && i+1 < len(argv) && (!IsOption(argv[i+1]) || m.Key != "") {
+		if ok && !u.HasArg && (m.Flag == nil || m.Flag.Kind != Bool || m.Key != "") && i+1 < len(argv) && (!s.isOption(argv[i+1]) || m.Key != "") {
 			// vLLM takes a dotted key's value whatever it looks like.
 			i++
 			u.End, u.Arg, u.HasArg = i+1, argv[i], true

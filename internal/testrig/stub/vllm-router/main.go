@@ -1,8 +1,8 @@
 // Command vllm-router is a stand-in for vllm-router (vllm-project/router)
-// in tests. Its command line is the real one's: the same long options,
-// value choices and number types (clap's parser in src/main.rs, with
-// --prefill URL [PORT|none] split off before clap as the real router
-// does); anything else is refused with status 2. In vLLM PD mode
+// in tests. Its command line is the real one's, as internal/engine/vllmrouter
+// models it (the declaration vet checks extra_args with): the same long
+// options, value choices and number types, --prefill URL [PORT|none] split
+// off before clap; anything else is refused with status 2. In vLLM PD mode
 // (--vllm-pd-disaggregation) it serves what the jobs use: GET /health,
 // GET /readiness (200 once every --prefill and --decode URL answers
 // /health), GET /v1/models (from a decode worker), and POST
@@ -27,216 +27,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wlcdev/wlc/internal/engine/vllmrouter"
 	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
-
-// kind is how clap parses an option.
-type kind int
-
-const (
-	boolFlag kind = iota // ArgAction::SetTrue: no value
-	single               // one value
-	appendV              // ArgAction::Append: one value per occurrence
-	many                 // num_args = 0..: values up to the next option
-)
-
-type option struct {
-	kind    kind
-	choices []string // value_parser / ValueEnum
-	num     string   // "u16", "u32", "u64", "usize", "f32", "f64"
-}
-
-var policies = []string{"random", "round_robin", "cache_aware", "power_of_two", "consistent_hash", "sticky_least_loaded", "rendezvous_hash"}
-
-// options are vllm-router's CliArgs, by long name.
-var options = map[string]option{
-	"host":                          {kind: single},
-	"port":                          {kind: single, num: "u16"},
-	"worker-urls":                   {kind: many},
-	"policy":                        {kind: single, choices: policies},
-	"vllm-pd-disaggregation":        {kind: boolFlag},
-	"vllm-discovery-address":        {kind: single},
-	"decode":                        {kind: appendV},
-	"prefill-policy":                {kind: single, choices: policies},
-	"decode-policy":                 {kind: single, choices: policies},
-	"worker-startup-timeout-secs":   {kind: single, num: "u64"},
-	"worker-startup-check-interval": {kind: single, num: "u64"},
-	"cache-threshold":               {kind: single, num: "f32"},
-	"balance-abs-threshold":         {kind: single, num: "usize"},
-	"balance-rel-threshold":         {kind: single, num: "f32"},
-	"eviction-interval":             {kind: single, num: "u64"},
-	"max-tree-size":                 {kind: single, num: "usize"},
-	"max-payload-size":              {kind: single, num: "usize"},
-	"intra-node-data-parallel-size": {kind: single, num: "usize"},
-	"api-key":                       {kind: single},
-	"api-key-validation-urls":       {kind: many},
-	"backend":                       {kind: single, choices: []string{"vllm", "trtllm", "openai", "anthropic"}},
-	"runtime":                       {kind: single, choices: []string{"vllm", "trtllm", "openai", "anthropic"}},
-	"log-dir":                       {kind: single},
-	"log-level":                     {kind: single, choices: []string{"debug", "info", "warn", "error"}},
-	"enable-trace":                  {kind: boolFlag},
-	"otlp-traces-endpoint":          {kind: single},
-	"otel-sampling-ratio":           {kind: single, num: "f64"},
-	"otel-excluded-paths":           {kind: many},
-	"service-discovery":             {kind: boolFlag},
-	"selector":                      {kind: many},
-	"service-discovery-port":        {kind: single, num: "u16"},
-	"service-discovery-namespace":   {kind: single},
-	"prefill-selector":              {kind: many},
-	"decode-selector":               {kind: many},
-	"prometheus-port":               {kind: single, num: "u16"},
-	"prometheus-host":               {kind: single},
-	"request-id-headers":            {kind: many},
-	"request-timeout-secs":          {kind: single, num: "u64"},
-	"max-concurrent-requests":       {kind: single, num: "usize"},
-	"cors-allowed-origins":          {kind: many},
-	"retry-max-retries":             {kind: single, num: "u32"},
-	"retry-initial-backoff-ms":      {kind: single, num: "u64"},
-	"retry-max-backoff-ms":          {kind: single, num: "u64"},
-	"retry-backoff-multiplier":      {kind: single, num: "f32"},
-	"retry-jitter-factor":           {kind: single, num: "f32"},
-	"disable-retries":               {kind: boolFlag},
-	"cb-failure-threshold":          {kind: single, num: "u32"},
-	"cb-success-threshold":          {kind: single, num: "u32"},
-	"cb-timeout-duration-secs":      {kind: single, num: "u64"},
-	"cb-window-duration-secs":       {kind: single, num: "u64"},
-	"disable-circuit-breaker":       {kind: boolFlag},
-	"health-failure-threshold":      {kind: single, num: "u32"},
-	"health-success-threshold":      {kind: single, num: "u32"},
-	"health-check-timeout-secs":     {kind: single, num: "u64"},
-	"health-check-interval-secs":    {kind: single, num: "u64"},
-	"health-check-endpoint":         {kind: single},
-	"enable-igw":                    {kind: boolFlag},
-	"history-backend":               {kind: single, choices: []string{"memory", "none"}},
-	"profile":                       {kind: boolFlag},
-	"kv-connector":                  {kind: single, choices: []string{"nixl", "mooncake"}},
-}
-
-type prefillURL struct {
-	url  string
-	port string // the bootstrap port, "" for none
-}
-
-// splitPrefill takes every --prefill URL [PORT|none] out of args before
-// option parsing, as the real router does.
-func splitPrefill(args []string) ([]prefillURL, []string, error) {
-	var pre []prefillURL
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		if args[i] != "--prefill" {
-			rest = append(rest, args[i])
-			continue
-		}
-		if i+1 >= len(args) {
-			return nil, nil, fmt.Errorf("--prefill requires a URL immediately after")
-		}
-		u := args[i+1]
-		i++
-		if strings.HasPrefix(u, "-") {
-			return nil, nil, fmt.Errorf("Invalid url %s", u)
-		}
-		p := prefillURL{url: u}
-		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			next := args[i+1]
-			if strings.EqualFold(next, "none") {
-				i++
-			} else if _, err := strconv.ParseUint(next, 10, 16); err == nil {
-				p.port = next
-				i++
-			}
-		}
-		pre = append(pre, p)
-	}
-	return pre, rest, nil
-}
-
-// parse is clap's view of the remaining arguments: every value by long
-// option name (booleans as "true").
-func parse(args []string) (map[string][]string, error) {
-	vals := map[string][]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "-h" || a == "--help" || a == "-V" || a == "--version" {
-			vals["help"] = []string{a}
-			continue
-		}
-		if !strings.HasPrefix(a, "--") {
-			return nil, fmt.Errorf("unexpected argument '%s' found", a)
-		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		opt, ok := options[name]
-		if !ok {
-			return nil, fmt.Errorf("unexpected argument '--%s' found", name)
-		}
-		switch opt.kind {
-		case boolFlag:
-			if hasValue {
-				return nil, fmt.Errorf("unexpected value '%s' for '--%s' found; no more were expected", value, name)
-			}
-			vals[name] = []string{"true"}
-			continue
-		case many:
-			var vs []string
-			if hasValue {
-				vs = append(vs, value)
-			}
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				vs = append(vs, args[i+1])
-				i++
-			}
-			vals[name] = append(vals[name], vs...)
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) || (strings.HasPrefix(args[i+1], "-") && !isNumber(args[i+1])) {
-				return nil, fmt.Errorf("a value is required for '--%s <%s>' but none was supplied", name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-			}
-			value = args[i+1]
-			i++
-		}
-		if err := check(name, opt, value); err != nil {
-			return nil, err
-		}
-		if opt.kind == single {
-			if _, dup := vals[name]; dup {
-				return nil, fmt.Errorf("the argument '--%s <%s>' cannot be used multiple times", name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
-			}
-		}
-		vals[name] = append(vals[name], value)
-	}
-	return vals, nil
-}
-
-func isNumber(s string) bool {
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil
-}
-
-func check(name string, opt option, v string) error {
-	if len(opt.choices) > 0 {
-		for _, c := range opt.choices {
-			if v == c {
-				return nil
-			}
-		}
-		return fmt.Errorf("invalid value '%s' for '--%s <%s>'\n  [possible values: %s]", v, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")), strings.Join(opt.choices, ", "))
-	}
-	var err error
-	switch opt.num {
-	case "u16":
-		_, err = strconv.ParseUint(v, 10, 16)
-	case "u32":
-		_, err = strconv.ParseUint(v, 10, 32)
-	case "u64", "usize":
-		_, err = strconv.ParseUint(v, 10, 64)
-	case "f32", "f64":
-		_, err = strconv.ParseFloat(v, 64)
-	}
-	if err != nil {
-		return fmt.Errorf("invalid value '%s' for '--%s <%s>': %v", v, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")), err)
-	}
-	return nil
-}
 
 func usageError(err error) {
 	fmt.Fprintf(os.Stderr, "error: %v\n\nFor more information, try '--help'.\n", err)
@@ -244,14 +37,14 @@ func usageError(err error) {
 }
 
 func main() {
-	pre, rest, err := splitPrefill(os.Args[1:])
+	pre, rest, _, err := vllmrouter.SplitPrefill(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "Error: %q\n", err.Error())
 		os.Exit(1)
 	}
-	vals, err := parse(rest)
-	if err != nil {
-		usageError(err)
+	vals, perr := vllmrouter.Parse(rest)
+	if perr != nil {
+		usageError(perr)
 	}
 	if _, ok := vals["help"]; ok {
 		fmt.Println("vllm-router (wlc stub)")
@@ -278,7 +71,7 @@ func main() {
 	}
 	var prefills []string
 	for _, p := range pre {
-		prefills = append(prefills, p.url)
+		prefills = append(prefills, p.URL)
 	}
 	host, port := get("host", "127.0.0.1"), get("port", "30000")
 	stub.Write("vllm-router", "route", map[string]string{
