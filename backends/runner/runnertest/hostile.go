@@ -1,0 +1,306 @@
+package runnertest
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
+)
+
+// Hostile is a workload environment that sets every variable the job's
+// own machinery reads (lib.sh and the runtimes' shell, curl, python3 for
+// results.py and ingest.py, pip in tools.sh, bash for preflight.sh and
+// provenance.sh), each to a value that would show if it were read: the
+// dashboards' URLs and every proxy name curl honours point at a decoy
+// listener, a token and row tags are forged, bash and python3 start-up
+// files append to a trap log, the temporary directory is one the test
+// inspects. The server and the clients must still get all of it.
+type Hostile struct {
+	Dir   string // the trap files
+	Log   string // what a trap appends to
+	Tmp   string // the workload's TMPDIR
+	decoy *httptest.Server
+	mu    sync.Mutex
+	hits  []string // requests the decoy received
+}
+
+// Forged is in every forged value: no row may carry it.
+const Forged = "wlc-forged"
+
+// NewHostile makes the traps. pythonPath is the clients' PYTHONPATH (the
+// job's, e.g. ClientEnv's), kept behind the trap's so the clients work.
+func NewHostile(t testing.TB, pythonPath string) *Hostile {
+	t.Helper()
+	h := &Hostile{Dir: t.TempDir()}
+	h.Log = filepath.Join(h.Dir, "trap.log")
+	h.Tmp = filepath.Join(h.Dir, "tmp")
+	h.decoy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := make([]byte, 200)
+		n, _ := r.Body.Read(body)
+		h.mu.Lock()
+		h.hits = append(h.hits, fmt.Sprintf("%s %s auth=%q body=%q", r.Method, r.URL, r.Header.Get("Authorization"), body[:n]))
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"status":"ok"}`))
+	}))
+	t.Cleanup(h.decoy.Close)
+	files := map[string]string{
+		"bashenv.sh": `printf 'bash read BASH_ENV/ENV: %s %s\n' "$0" "$*" >>` + quote(h.Log) + "\n",
+		"curlrc":     "proxy = \"" + h.decoy.URL + "\"\nnoproxy = \"\"\nheader = \"Authorization: Bearer " + Forged + "\"\n",
+		".curlrc":    "proxy = \"" + h.decoy.URL + "\"\nnoproxy = \"\"\nheader = \"Authorization: Bearer " + Forged + "\"\n",
+		"token":      Forged + "-token\n",
+		"header":     "Authorization: Bearer " + Forged + "-token\n",
+		"pip.conf":   "[global]\nindex-url = " + h.decoy.URL + "/simple\n",
+		// The job's own python3 runs (results.py, ingest.py, the tools
+		// check) are recognised by their arguments.
+		"py/sitecustomize.py": "import sys\n" +
+			"a = sys.argv\n" +
+			"if a[:1] == ['-c'] and (a[1:2] and a[1] in ('check', 'median', 'last-row', 'perf', 'eval', 'bfcl') or a[2:3] and a[2] in ('install', 'image')):\n" +
+			"    open(" + strconv.Quote(h.Log) + ", 'a').write('python3 read PYTHONPATH: %r\\n' % (a[:3],))\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(h.Dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(h.Tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = pythonPath
+	return h
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Env is the hostile workload env, for a job whose own PATH and
+// PYTHONPATH are path and pythonPath (the workload's extend them, so the
+// server and clients still find the stubs).
+func (h *Hostile) Env(path, pythonPath string) []plan.EnvVar {
+	d := h.decoy.URL
+	kv := [][2]string{
+		// The dashboards: where rows and the token go, which rows, tags.
+		{"PERF_INGEST_URL", d + "/perf/"},
+		{"INGEST_URL", d + "/eval/"},
+		{"INGEST_BEARER_TOKEN", Forged + "-token"},
+		{"WLC_INGEST_TOKEN_FILE", filepath.Join(h.Dir, "token")},
+		{"WLC_INGEST_HEADER", filepath.Join(h.Dir, "header")},
+		{"INGEST_NO_SAMPLES", "1"},
+		{"NIGHTLY", "1"},
+		{"WLC_JOB_HASH", Forged},
+		{"WLC_SWEEP_DIR", Forged},
+		{"BUILDKITE_BUILD_ID", Forged},
+		{"BUILDKITE_BUILD_NUMBER", Forged},
+		{"BUILDKITE_BUILD_URL", "https://" + Forged},
+		{"BUILDKITE_BRANCH", Forged},
+		{"BUILDKITE_COMMIT", Forged},
+		{"BUILDKITE_PIPELINE_SLUG", Forged},
+		{"BUILDKITE_JOB_ID", Forged},
+		// lib.sh's own settings.
+		{"WLC_PERF_INGEST_DEFAULT", d + "/perf/"},
+		{"WLC_EVAL_INGEST_DEFAULT", d + "/eval/"},
+		{"WLC_RESULTS_DIR", filepath.Join(h.Dir, "results")},
+		{"WLC_RUN_ID", Forged},
+		// bash: start-up files, options, the prompt of a trace.
+		{"BASH_ENV", filepath.Join(h.Dir, "bashenv.sh")},
+		{"ENV", filepath.Join(h.Dir, "bashenv.sh")},
+		{"SHELLOPTS", "xtrace"},
+		{"PS4", "+" + Forged + "-xtrace "},
+		{"CDPATH", h.Dir},
+		{"GLOBIGNORE", "*"},
+		{"TMPDIR", h.Tmp},
+		// The programs the job runs, found on PATH.
+		{"PATH", path},
+		// curl: its config file, every proxy variable.
+		{"CURL_HOME", h.Dir},
+		{"HOME", h.Dir},
+		{"http_proxy", d},
+		{"HTTP_PROXY", d},
+		{"https_proxy", d},
+		{"HTTPS_PROXY", d},
+		{"ALL_PROXY", d},
+		{"all_proxy", d},
+		{"NO_PROXY", ""},
+		{"no_proxy", ""},
+		{"CURL_CA_BUNDLE", filepath.Join(h.Dir, "missing-ca.pem")},
+		{"SSL_CERT_FILE", filepath.Join(h.Dir, "missing-ca.pem")},
+		// python3: start-up code, and the interpreter's own switches.
+		{"PYTHONPATH", filepath.Join(h.Dir, "py") + string(os.PathListSeparator) + pythonPath},
+		{"PYTHONSAFEPATH", "1"},
+		{"PYTHONUSERBASE", filepath.Join(h.Dir, "userbase")},
+		// pip.
+		{"PIP_INDEX_URL", d + "/simple"},
+		{"PIP_CONFIG_FILE", filepath.Join(h.Dir, "pip.conf")},
+		{"PIP_TARGET", filepath.Join(h.Dir, "pip-target")},
+		// The dynamic linker.
+		{"LD_LIBRARY_PATH", filepath.Join(h.Dir, "lib")},
+	}
+	out := make([]plan.EnvVar, len(kv))
+	for i, e := range kv {
+		out[i] = plan.EnvVar{Name: e[0], Value: e[1]}
+	}
+	return out
+}
+
+// TokenScan watches every process this user can see for token while a
+// job runs: in its environment, or held open as a file (an fd whose file
+// holds it). Only curl, the sender, may hold it. Stop it with the returned
+// function, which reports what it saw and how many scans it made.
+func TokenScan(token string) (stop func() (holders []string, scans int)) {
+	done := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		seen  = map[string]bool{}
+		found []string
+		n     int
+	)
+	tok := []byte(token)
+	self := strconv.Itoa(os.Getpid())
+	scan := func() {
+		pids, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range pids {
+			pid := filepath.Base(p)
+			if pid == self {
+				continue
+			}
+			comm, _ := os.ReadFile(p + "/comm")
+			name := strings.TrimSpace(string(comm))
+			if name == "curl" {
+				continue
+			}
+			var what []string
+			if env, err := os.ReadFile(p + "/environ"); err == nil && bytes.Contains(env, tok) {
+				what = append(what, "environ")
+			}
+			fds, _ := filepath.Glob(p + "/fd/*")
+			for _, fd := range fds {
+				target, err := os.Readlink(fd)
+				if err != nil || !strings.HasPrefix(target, "/") {
+					continue
+				}
+				if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() || st.Size() > 1<<16 {
+					continue
+				}
+				if data, err := os.ReadFile(target); err == nil && bytes.Contains(data, tok) {
+					what = append(what, "fd "+filepath.Base(fd)+" ("+target+")")
+				}
+			}
+			if len(what) > 0 {
+				cmd, _ := os.ReadFile(p + "/cmdline")
+				key := fmt.Sprintf("pid %s %s [%s]: %s", pid, name, strings.Join(what, ", "), bytes.ReplaceAll(bytes.TrimRight(cmd, "\x00"), []byte{0}, []byte{' '}))
+				if len(key) > 300 {
+					key = key[:300]
+				}
+				mu.Lock()
+				if !seen[key] {
+					seen[key] = true
+					found = append(found, key)
+				}
+				mu.Unlock()
+			}
+		}
+		mu.Lock()
+		n++
+		mu.Unlock()
+	}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			scan()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return func() ([]string, int) {
+		close(done)
+		<-finished
+		mu.Lock()
+		defer mu.Unlock()
+		return found, n
+	}
+}
+
+// Check asserts what a hostile workload env must not achieve, for a job
+// that ran against srv (the configured dashboards): the job passed; the
+// decoy got nothing; srv got the rows with the real token (none refused)
+// and samples; no row carries a forged value or NIGHTLY's tag; no trap
+// fired; no bash traced itself; the job's own temporary files are not in
+// the workload's TMPDIR; the server got the workload's env.
+func (h *Hostile) Check(t testing.TB, j *Job, srv *ingesttest.Server, res Result) {
+	t.Helper()
+	if res.Code != 0 {
+		t.Fatalf("the job exited %d, want 0:\n%s", res.Code, res.Output)
+	}
+	h.mu.Lock()
+	hits := append([]string(nil), h.hits...)
+	h.mu.Unlock()
+	for _, hit := range hits {
+		t.Errorf("the decoy the workload's env names received: %s", hit)
+	}
+	if r := srv.Refused(); len(r) > 0 {
+		t.Errorf("the dashboards refused requests (a forged token?): %q", r)
+	}
+	perf, eval := srv.Rows("perf"), srv.Rows("eval")
+	if len(perf)+len(eval) == 0 {
+		t.Errorf("no rows reached the configured dashboards:\n%s", res.Output)
+	}
+	samples := 0
+	for _, r := range append(perf, eval...) {
+		if strings.Contains(string(r.Raw), Forged) || r.Body["nightly"] == true {
+			t.Errorf("a row carries a forged tag: %.400s", r.Raw)
+		}
+		if _, ok := r.Body["samples"]; ok {
+			samples++
+		}
+	}
+	if len(j.W.LMEval) > 0 && samples == 0 {
+		t.Errorf("no sample rows: the workload's INGEST_NO_SAMPLES reached the ingest")
+	}
+	if log, err := os.ReadFile(h.Log); err == nil && len(log) > 0 {
+		t.Errorf("the job's own tools read the workload's env:\n%s", log)
+	}
+	if strings.Contains(res.Output, Forged+"-xtrace") {
+		t.Errorf("a bash of the job traced itself (the workload's SHELLOPTS/PS4)")
+	}
+	left, _ := filepath.Glob(filepath.Join(h.Tmp, "*"))
+	for _, f := range left {
+		if b := filepath.Base(f); strings.HasPrefix(b, "wlc-") || strings.HasPrefix(b, "tmp.") {
+			t.Errorf("the job's own temporary file is in the workload's TMPDIR: %s", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.Dir, "results")); err == nil {
+		t.Errorf("the workload's WLC_RESULTS_DIR moved the results")
+	}
+	servers := Find(j.Records(t), "vllm", "serve")
+	if len(servers) == 0 {
+		t.Fatalf("no server ran")
+	}
+	for _, s := range servers {
+		for _, e := range h.Env("", "") {
+			if e.Name == "PATH" || e.Name == "PYTHONPATH" {
+				continue
+			}
+			if got := s.Env[e.Name]; got != e.Value {
+				t.Errorf("the server's %s = %q, want the workload's %q", e.Name, got, e.Value)
+			}
+		}
+	}
+}
