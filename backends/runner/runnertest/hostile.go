@@ -2,10 +2,12 @@ package runnertest
 
 import (
 	"bytes"
+	"slices"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/plan"
 	"github.com/wlcdev/wlc/internal/results/ingest/ingesttest"
 )
@@ -37,9 +40,8 @@ type Hostile struct {
 // Forged is in every forged value: no row may carry it.
 const Forged = "wlc-forged"
 
-// NewHostile makes the traps. pythonPath is the clients' PYTHONPATH (the
-// job's, e.g. ClientEnv's), kept behind the trap's so the clients work.
-func NewHostile(t testing.TB, pythonPath string) *Hostile {
+// NewHostile makes the traps.
+func NewHostile(t testing.TB) *Hostile {
 	t.Helper()
 	h := &Hostile{Dir: t.TempDir()}
 	h.Log = filepath.Join(h.Dir, "trap.log")
@@ -80,77 +82,99 @@ func NewHostile(t testing.TB, pythonPath string) *Hostile {
 	if err := os.Mkdir(h.Tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_ = pythonPath
+	// curl, pip and mktemp first on the workload's PATH: they say so, then
+	// run the real one (the clients run none of them).
+	for _, prog := range []string{"curl", "pip", "pip3", "mktemp"} {
+		real, err := exec.LookPath(prog)
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(h.Dir, "bin", prog)
+		script := "#!/bin/sh\nprintf '%s\\n' " + quote(prog+" found on the workload's PATH") + " >>" + quote(h.Log) + "\nexec " + quote(real) + " \"$@\"\n"
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return h
 }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// Env is the hostile workload env, for a job whose own PATH and
-// PYTHONPATH are path and pythonPath (the workload's extend them, so the
-// server and clients still find the stubs).
-func (h *Hostile) Env(path, pythonPath string) []plan.EnvVar {
+// HostileGroups name the parts of Hostile's env: what the dashboards'
+// sender reads (URLs, token, tags), what bash reads (and PATH), and what
+// the tools the job runs read (curl, python3, pip, the linker).
+var HostileGroups = []string{"dashboards", "shell", "tools"}
+
+// Env is the hostile workload env (only groups, when named), for a job
+// whose own PATH and PYTHONPATH are path and pythonPath (the workload's
+// extend them, so the server and clients still find the stubs).
+func (h *Hostile) Env(path, pythonPath string, groups ...string) []plan.EnvVar {
 	d := h.decoy.URL
-	kv := [][2]string{
+	kv := [][3]string{
 		// The dashboards: where rows and the token go, which rows, tags.
-		{"PERF_INGEST_URL", d + "/perf/"},
-		{"INGEST_URL", d + "/eval/"},
-		{"INGEST_BEARER_TOKEN", Forged + "-token"},
-		{"WLC_INGEST_TOKEN_FILE", filepath.Join(h.Dir, "token")},
-		{"WLC_INGEST_HEADER", filepath.Join(h.Dir, "header")},
-		{"INGEST_NO_SAMPLES", "1"},
-		{"NIGHTLY", "1"},
-		{"WLC_JOB_HASH", Forged},
-		{"WLC_SWEEP_DIR", Forged},
-		{"BUILDKITE_BUILD_ID", Forged},
-		{"BUILDKITE_BUILD_NUMBER", Forged},
-		{"BUILDKITE_BUILD_URL", "https://" + Forged},
-		{"BUILDKITE_BRANCH", Forged},
-		{"BUILDKITE_COMMIT", Forged},
-		{"BUILDKITE_PIPELINE_SLUG", Forged},
-		{"BUILDKITE_JOB_ID", Forged},
+		{"dashboards", "PERF_INGEST_URL", d + "/perf/"},
+		{"dashboards", "INGEST_URL", d + "/eval/"},
+		{"dashboards", "INGEST_BEARER_TOKEN", Forged + "-token"},
+		{"dashboards", "WLC_INGEST_TOKEN_FILE", filepath.Join(h.Dir, "token")},
+		{"dashboards", "WLC_INGEST_HEADER", filepath.Join(h.Dir, "header")},
+		{"dashboards", "INGEST_NO_SAMPLES", "1"},
+		{"dashboards", "NIGHTLY", "1"},
+		{"dashboards", "WLC_JOB_HASH", Forged},
+		{"dashboards", "WLC_SWEEP_DIR", Forged},
+		{"dashboards", "BUILDKITE_BUILD_ID", Forged},
+		{"dashboards", "BUILDKITE_BUILD_NUMBER", Forged},
+		{"dashboards", "BUILDKITE_BUILD_URL", "https://" + Forged},
+		{"dashboards", "BUILDKITE_BRANCH", Forged},
+		{"dashboards", "BUILDKITE_COMMIT", Forged},
+		{"dashboards", "BUILDKITE_PIPELINE_SLUG", Forged},
+		{"dashboards", "BUILDKITE_JOB_ID", Forged},
 		// lib.sh's own settings.
-		{"WLC_PERF_INGEST_DEFAULT", d + "/perf/"},
-		{"WLC_EVAL_INGEST_DEFAULT", d + "/eval/"},
-		{"WLC_RESULTS_DIR", filepath.Join(h.Dir, "results")},
-		{"WLC_RUN_ID", Forged},
+		{"dashboards", "WLC_PERF_INGEST_DEFAULT", d + "/perf/"},
+		{"dashboards", "WLC_EVAL_INGEST_DEFAULT", d + "/eval/"},
+		{"dashboards", "WLC_RESULTS_DIR", filepath.Join(h.Dir, "results")},
+		{"dashboards", "WLC_RUN_ID", Forged},
 		// bash: start-up files, options, the prompt of a trace.
-		{"BASH_ENV", filepath.Join(h.Dir, "bashenv.sh")},
-		{"ENV", filepath.Join(h.Dir, "bashenv.sh")},
-		{"SHELLOPTS", "xtrace"},
-		{"PS4", "+" + Forged + "-xtrace "},
-		{"CDPATH", h.Dir},
-		{"GLOBIGNORE", "*"},
-		{"TMPDIR", h.Tmp},
+		{"shell", "BASH_ENV", filepath.Join(h.Dir, "bashenv.sh")},
+		{"shell", "ENV", filepath.Join(h.Dir, "bashenv.sh")},
+		{"shell", "SHELLOPTS", "xtrace"},
+		{"shell", "PS4", "+" + Forged + "-xtrace "},
+		{"shell", "CDPATH", h.Dir},
+		{"shell", "GLOBIGNORE", "*"},
+		{"shell", "TMPDIR", h.Tmp},
 		// The programs the job runs, found on PATH.
-		{"PATH", path},
+		{"shell", "PATH", filepath.Join(h.Dir, "bin") + string(os.PathListSeparator) + path},
 		// curl: its config file, every proxy variable.
-		{"CURL_HOME", h.Dir},
-		{"HOME", h.Dir},
-		{"http_proxy", d},
-		{"HTTP_PROXY", d},
-		{"https_proxy", d},
-		{"HTTPS_PROXY", d},
-		{"ALL_PROXY", d},
-		{"all_proxy", d},
-		{"NO_PROXY", ""},
-		{"no_proxy", ""},
-		{"CURL_CA_BUNDLE", filepath.Join(h.Dir, "missing-ca.pem")},
-		{"SSL_CERT_FILE", filepath.Join(h.Dir, "missing-ca.pem")},
+		{"tools", "CURL_HOME", h.Dir},
+		{"tools", "HOME", h.Dir},
+		{"tools", "http_proxy", d},
+		{"tools", "HTTP_PROXY", d},
+		{"tools", "https_proxy", d},
+		{"tools", "HTTPS_PROXY", d},
+		{"tools", "ALL_PROXY", d},
+		{"tools", "all_proxy", d},
+		{"tools", "NO_PROXY", ""},
+		{"tools", "no_proxy", ""},
+		{"tools", "CURL_CA_BUNDLE", filepath.Join(h.Dir, "missing-ca.pem")},
+		{"tools", "SSL_CERT_FILE", filepath.Join(h.Dir, "missing-ca.pem")},
 		// python3: start-up code, and the interpreter's own switches.
-		{"PYTHONPATH", filepath.Join(h.Dir, "py") + string(os.PathListSeparator) + pythonPath},
-		{"PYTHONSAFEPATH", "1"},
-		{"PYTHONUSERBASE", filepath.Join(h.Dir, "userbase")},
+		{"tools", "PYTHONPATH", filepath.Join(h.Dir, "py") + string(os.PathListSeparator) + pythonPath},
+		{"tools", "PYTHONSAFEPATH", "1"},
+		{"tools", "PYTHONUSERBASE", filepath.Join(h.Dir, "userbase")},
 		// pip.
-		{"PIP_INDEX_URL", d + "/simple"},
-		{"PIP_CONFIG_FILE", filepath.Join(h.Dir, "pip.conf")},
-		{"PIP_TARGET", filepath.Join(h.Dir, "pip-target")},
+		{"tools", "PIP_INDEX_URL", d + "/simple"},
+		{"tools", "PIP_CONFIG_FILE", filepath.Join(h.Dir, "pip.conf")},
+		{"tools", "PIP_TARGET", filepath.Join(h.Dir, "pip-target")},
 		// The dynamic linker.
-		{"LD_LIBRARY_PATH", filepath.Join(h.Dir, "lib")},
+		{"tools", "LD_LIBRARY_PATH", filepath.Join(h.Dir, "lib")},
 	}
-	out := make([]plan.EnvVar, len(kv))
-	for i, e := range kv {
-		out[i] = plan.EnvVar{Name: e[0], Value: e[1]}
+	var out []plan.EnvVar
+	for _, e := range kv {
+		if len(groups) == 0 || slices.Contains(groups, e[0]) {
+			out = append(out, plan.EnvVar{Name: e[1], Value: e[2]})
+		}
 	}
 	return out
 }
@@ -294,13 +318,46 @@ func (h *Hostile) Check(t testing.TB, j *Job, srv *ingesttest.Server, res Result
 		t.Fatalf("no server ran")
 	}
 	for _, s := range servers {
-		for _, e := range h.Env("", "") {
-			if e.Name == "PATH" || e.Name == "PYTHONPATH" {
-				continue
-			}
+		for _, e := range j.W.Env {
 			if got := s.Env[e.Name]; got != e.Value {
 				t.Errorf("the server's %s = %q, want the workload's %q", e.Name, got, e.Value)
 			}
 		}
 	}
+}
+
+// RunHostile runs w through b with the Hostile env's groups (all when
+// none) added to the workload's, against a stand-in of the dashboards
+// (the job's own environment names it, with the token), scanning every
+// process for the token meanwhile, and checks the job (Hostile.Check).
+func RunHostile(t *testing.T, b backends.Backend, w plan.Workload, timeout time.Duration, groups ...string) {
+	t.Helper()
+	token := fmt.Sprintf("tok-hostile-%d", time.Now().UnixNano())
+	srv := ingesttest.New(t, token)
+	probe := NewJob(t, b, w, srv.Env()...)
+	h := NewHostile(t)
+	w.Env = append(append([]plan.EnvVar(nil), w.Env...), h.Env(envOf(probe.Env, "PATH"), envOf(probe.Env, "PYTHONPATH"), groups...)...)
+	j := NewJob(t, b, w, srv.Env()...)
+	stop := TokenScan(token)
+	res := j.Run(t, timeout)
+	holders, scans := stop()
+	if scans < 5 {
+		t.Errorf("only %d scans of the processes while the job ran", scans)
+	}
+	for _, p := range holders {
+		t.Errorf("a process other than curl held the token: %s", p)
+	}
+	h.Check(t, j, srv, res)
+	j.NoProcessLeft(t)
+}
+
+// envOf is NAME's value in env (the last entry wins), else the test's.
+func envOf(env []string, name string) string {
+	v := os.Getenv(name)
+	for _, kv := range env {
+		if s, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = s
+		}
+	}
+	return v
 }
