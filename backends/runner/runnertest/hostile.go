@@ -2,13 +2,13 @@ package runnertest
 
 import (
 	"bytes"
-	"slices"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
