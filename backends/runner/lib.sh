@@ -25,7 +25,7 @@ wlc_token_read() {
 # wlc_token_handoff ARG...: the header file, then this script again
 # ($0: bash job.sh, sbatch's copy) without the token in its environment.
 wlc_token_handoff() {
-  local dir items=() keep=() i export=()
+  local dir items=() keep=() i slurm=()
   [ -r "$0" ] || return 1
   # sbatch --export=...,INGEST_BEARER_TOKEN=... leaves the list in
   # SLURM_EXPORT_ENV, srun's default --export: every step would get it back.
@@ -34,14 +34,14 @@ wlc_token_handoff() {
     for i in "${items[@]}"; do
       case $i in INGEST_BEARER_TOKEN=* | WLC_INGEST_TOKEN_FILE=*) ;; *) keep+=("$i") ;; esac
     done
-    export=("SLURM_EXPORT_ENV=$(IFS=,; printf '%s' "${keep[*]}")")
+    slurm=("SLURM_EXPORT_ENV=$(IFS=,; printf '%s' "${keep[*]}")")
   fi
   dir=$(umask 077 && mktemp -d "${TMPDIR:-/tmp}/wlc-ingest.XXXXXX") || return 1
   if ! (umask 077 && printf 'Authorization: Bearer %s\n' "$WLC_INGEST_TOKEN" >"$dir/header"); then
     rm -rf -- "$dir"
     return 1
   fi
-  exec env -u INGEST_BEARER_TOKEN -u WLC_INGEST_TOKEN_FILE "${export[@]}" WLC_INGEST_HEADER="$dir/header" "$BASH" "$0" "$@"
+  exec env -u INGEST_BEARER_TOKEN -u WLC_INGEST_TOKEN_FILE "${slurm[@]}" WLC_INGEST_HEADER="$dir/header" "$BASH" "$0" "$@"
 }
 WLC_INGEST_TOKEN=''
 if [ -z "${WLC_INGEST_HEADER:-}" ] && { [ -n "${INGEST_BEARER_TOKEN:-}" ] || [ -n "${WLC_INGEST_TOKEN_FILE:-}" ]; }; then
