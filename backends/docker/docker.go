@@ -174,7 +174,7 @@ func gpusDefault(w plan.Workload) string {
 
 // containerFlags are the docker run flags every container of w gets, in
 // a fixed order: name and label, devices for the vendor, IPC and limits,
-// the port (when port), mounts, env, secrets by name.
+// the port (when port), mounts, secrets by name.
 func containerFlags(w plan.Workload, host schema.DockerHost, port bool) ([][]string, error) {
 	var lines [][]string
 	var err error
@@ -223,13 +223,10 @@ func containerFlags(w plan.Workload, host schema.DockerHost, port bool) ([][]str
 	for _, v := range host.Volumes {
 		addq("-v", v)
 	}
-	for _, e := range w.Env {
-		a, e2 := runner.Assign(e.Name, e.Value, runner.NoVars)
-		if e2 != nil {
-			return nil, e2
-		}
-		add("-e", a)
-	}
+	// The workload's env is not the container's: docker exec would give it
+	// to the job's own tools in there too (the preflight, the result and
+	// ingest tools, pip). The server and the clients get it as arguments
+	// (WLC_ENV: the preflight's, wlc_client).
 	for _, s := range w.Secrets {
 		addq("-e", s)
 	}
@@ -255,8 +252,9 @@ func jobFunction(w plan.Workload, host schema.DockerHost) (string, error) {
 	lines = append(lines, []string{"--entrypoint", "bash", `"$WLC_IMAGE"`},
 		[]string{"-c", `'mkdir -p "$1" && shift && exec "$@"'`, "wlc-job", `"$WLC_BENCH_DIR/$dir"`, `"$@"`, "</dev/null"})
 	return "# wlc_job_run DIR CMD...: the custom job in the image, attached, with the\n" +
-		"# GPUs, mounts and env the server would get; DIR (under $WLC_BENCH_DIR) is\n" +
-		"# made first. The container is removed at teardown, after its results.\n" +
+		"# GPUs and mounts the server would get (CMD brings the workload's env:\n" +
+		"# wlc_job); DIR (under $WLC_BENCH_DIR) is made first. The container is\n" +
+		"# removed at teardown, after its results.\n" +
 		"wlc_job_run() {\n" +
 		"  local dir=$1\n" +
 		"  shift\n" +
@@ -269,7 +267,8 @@ func jobFunction(w plan.Workload, host schema.DockerHost) (string, error) {
 // runCommand is the docker run command of the server, flags in a fixed
 // order: containerFlags, then the image with bash as its entrypoint
 // running the preflight, which then execs the server's whole command
-// (`vllm serve`, or `python3 -m sglang.launch_server`) and arguments.
+// (`vllm serve`, or `python3 -m sglang.launch_server`) and arguments with
+// the workload's environment.
 func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	flags, err := containerFlags(w, host, true)
 	if err != nil {
@@ -291,7 +290,7 @@ func runCommand(w plan.Workload, host schema.DockerHost) (string, error) {
 	}
 	add("--entrypoint", "bash")
 	add(`"$WLC_IMAGE"`)
-	add("-c", `"$WLC_PREFLIGHT_SH"`, "wlc-preflight", `"$WLC_ENGINE"`)
+	add("-c", `"$WLC_PREFLIGHT_SH"`, "wlc-preflight", `"$WLC_ENGINE"`, `"${WLC_ENV[@]}"`)
 	for len(opts) > 0 {
 		n := min(6, len(opts))
 		add(opts[:n]...)

@@ -118,9 +118,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	joined := strings.Join(run, " ")
 	for _, want := range []string{"--gpus 2", "--ipc=host", "-v /tmp/wlc-test-hf:/tmp/wlc-test-hf",
-		"-e HF_HOME=/tmp/wlc-test-hf", "-e VLLM_LOGGING_LEVEL=DEBUG", "-e HF_TOKEN -e WLC_TEST_SECRET",
+		"-e HF_TOKEN -e WLC_TEST_SECRET",
 		"--entrypoint bash vllm/vllm-openai:nightly -c ",
-		" wlc-preflight vllm --tensor-parallel-size ",
+		" wlc-preflight vllm HF_HOME=/tmp/wlc-test-hf VLLM_ENGINE_READY_TIMEOUT_S=3600 VLLM_LOGGING_LEVEL=DEBUG --tensor-parallel-size ",
 		" -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("docker run lacks %q: %s", want, joined)
@@ -146,6 +146,14 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if serve[0].Env["HF_TOKEN"] != "hf-secret-value" || serve[0].Env["WLC_TEST_SECRET"] != "second-secret" {
 		t.Errorf("secrets did not reach the container by name: %v", serve[0].Env)
+	}
+	// The workload's env is the server's and the clients', as arguments of
+	// env rather than the container's (docker exec would hand it to the
+	// job's own tools there).
+	for _, r := range append(serve, runnertest.Find(j.Records(t), "vllm", "bench")...) {
+		if r.Env["HF_HOME"] != "/tmp/wlc-test-hf" || r.Env["VLLM_LOGGING_LEVEL"] != "DEBUG" {
+			t.Errorf("vllm %s lacks the workload's env: %v", r.Mode, r.Env)
+		}
 	}
 	if port, _ := stub.Flag(run, "-p"); port != "127.0.0.1:"+serve[0].Flags["port"]+":"+serve[0].Flags["port"] {
 		t.Errorf("published %q, server port %s", port, serve[0].Flags["port"])

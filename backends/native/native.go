@@ -47,20 +47,12 @@ const oneNode = "the native runner starts one server process"
 // Runtime is the process runtime for w.
 func Runtime(w plan.Workload) (runner.Runtime, error) {
 	var g strings.Builder
-	bench, where := "vllm bench", "vllm"
+	where := "vllm"
 	if w.Engine == schema.EngineSGLang {
-		bench, where = "sglang.bench_serving", "sglang"
+		where = "sglang"
 	}
-	g.WriteString("# The server's environment, exported so " + bench + " sees the same HF cache.\n")
 	if len(w.Secrets) > 0 {
 		g.WriteString("# Secrets are inherited from the job's environment by name: " + strings.Join(w.Secrets, ", ") + ".\n")
-	}
-	for _, e := range w.Env {
-		a, err := runner.Assign(e.Name, e.Value, runner.NoVars)
-		if err != nil {
-			return runner.Runtime{}, err
-		}
-		g.WriteString("export " + a + "\n")
 	}
 	g.WriteString("WLC_SERVER_PID=''\nWLC_SERVER_WAITED=0\n")
 
@@ -68,7 +60,9 @@ func Runtime(w plan.Workload) (runner.Runtime, error) {
 	if err != nil {
 		return runner.Runtime{}, err
 	}
-	serve, err := runner.Command("setsid "+strings.Join(cmd, " "), w.Serve.Args, runner.NoVars, "    ")
+	// The workload's environment is the server's alone (and its clients',
+	// wlc_client): never this shell's.
+	serve, err := runner.Command(`setsid env "${WLC_ENV[@]}" `+strings.Join(cmd, " "), w.Serve.Args, runner.NoVars, "    ")
 	if err != nil {
 		return runner.Runtime{}, err
 	}

@@ -8,11 +8,11 @@ wlc_custom() {
   shift 3
   if [ "$where" = host ]; then
     mkdir -p "$WLC_RESULTS_DIR/$dir"
-    "$@"
+    env "${WLC_ENV[@]}" "$@"
     return
   fi
   wlc_in_server mkdir -p "$WLC_BENCH_DIR/$dir" || return
-  wlc_in_server "$@" || rc=$?
+  wlc_client "$@" || rc=$?
   wlc_fetch_result "$dir" || [ "$rc" -ne 0 ] || rc=1
   return "$rc"
 }

@@ -27,7 +27,8 @@
 //	Preamble(w)      shellcheck directive, set -euo pipefail, and the
 //	                 workload's variables (WLC_WORKLOAD, WLC_MODEL,
 //	                 WLC_MODEL_JSON, WLC_STARTUP_TIMEOUT_S,
-//	                 WLC_WORKLOAD_PORT, WLC_RESULTS_DIR)
+//	                 WLC_WORKLOAD_PORT, WLC_RESULTS_DIR) and WLC_ENV
+//	                 (EnvArray: the workload's env, never exported)
 //	shared runtime   lib.sh (the shared functions below), the exit
 //	                 statuses (Exits) with outcome.sh, provenance.sh, the
 //	                 result tool results.py as $WLC_RESULTS_PY, the
@@ -63,7 +64,8 @@
 //	wlc_server_stop       stop it and everything it started; idempotent,
 //	                      safe when it never started (the EXIT trap calls it)
 //	wlc_in_server CMD...  run CMD where vllm and python3 are (docker exec,
-//	                      srun into the head node's container, or directly)
+//	                      srun into the head node's container, or directly),
+//	                      in the job's own environment
 //	wlc_fetch_result F    copy $WLC_BENCH_DIR/F to $WLC_RESULTS_DIR/F (no-op
 //	                      when they are the same directory)
 //
@@ -75,9 +77,23 @@
 // SLURM_JOB_ID / pid-time; EXIT/INT/TERM traps; results dir; port;
 // WLC_BASE_URL=http://$WLC_HOST:$WLC_PORT), wlc_pick_port, wlc_port_free,
 // wlc_wait_ready, wlc_lists_model, wlc_step LABEL CMD..., wlc_bench RUN
-// PROMPTS RESULT FILE... -- ARG..., wlc_show_log, wlc_stop_follower,
-// wlc_on_exit. State: WLC_STATUS (first failure, the exit status),
-// WLC_FAILED, WLC_SERVER_GONE.
+// PROMPTS RESULT FILE... -- ARG..., wlc_client CMD... (wlc_in_server with
+// the workload's env), wlc_show_log, wlc_stop_follower, wlc_on_exit.
+// State: WLC_STATUS (first failure, the exit status), WLC_FAILED,
+// WLC_SERVER_GONE.
+//
+// # Whose environment
+//
+// The workload's env is the server's and its clients': the runtime starts
+// the server as `env "${WLC_ENV[@]}" CMD` (every node, role and router),
+// and clients run through wlc_client or wlc_in_tools. Nothing else reads
+// it: the script never exports it, so the job shell and the tools it runs
+// for itself (curl, results.py and ingest.py, tools.sh's pip, the
+// preflight's bash, provenance) see only the environment the job was
+// started with, whatever names a workload sets. The dashboards' token is
+// moved out of the script's environment before anything starts (lib.sh:
+// a 0600 header file, the script re-executed without it) and read by the
+// sender's curl alone.
 //
 // # Behaviour
 //

@@ -9,10 +9,10 @@ wlc_job() {
   shift 3
   if [ "$where" = host ]; then
     mkdir -p "$WLC_RESULTS_DIR/$dir"
-    "$@"
+    env "${WLC_ENV[@]}" "$@"
     return
   fi
-  wlc_job_run "$dir" "$@" || rc=$?
+  wlc_job_run "$dir" env "${WLC_ENV[@]}" "$@" || rc=$?
   wlc_fetch_dir "$dir" || [ "$rc" -ne 0 ] || rc=1
   return "$rc"
 }

@@ -3,11 +3,66 @@
 WLC_STATUS=0        # exit status of the first failed step; the script's exit status
 WLC_STEP_RC=0       # exit status of the last step (its results reach the dashboards only if 0)
 WLC_ALLOW_FAILED='' # set for a bench step whose config allows failed requests: the reason
-# The dashboards' token stays in this shell: curl reads it on stdin, and no
-# child (the server, lm_eval, bfcl, srun steps) inherits it.
-WLC_INGEST_TOKEN=${INGEST_BEARER_TOKEN:-}
-export -n WLC_INGEST_TOKEN
-unset INGEST_BEARER_TOKEN
+# The dashboards' token reaches one command, the sender's curl, and no
+# process's environment: a script started with INGEST_BEARER_TOKEN (or
+# WLC_INGEST_TOKEN_FILE, a file holding it) writes the curl header into a
+# 0600 file of its own private directory and starts itself again without
+# them (its environment, /proc/<pid>/environ, is readable by everything the
+# job runs as this user for the job's whole life); curl reads the header
+# from that file when it sends (wlc_ingest_send), and the EXIT trap
+# removes it. Neither the server, the clients nor srun steps inherit the
+# token or the path.
+# wlc_token_read: the token from INGEST_BEARER_TOKEN, else the first line
+# of the file WLC_INGEST_TOKEN_FILE names (Buildkite's helpers/token.sh),
+# without surrounding blanks.
+wlc_token_read() {
+  read -r WLC_INGEST_TOKEN <<<"${INGEST_BEARER_TOKEN:-}" || true
+  if [ -z "$WLC_INGEST_TOKEN" ] && [ -n "${WLC_INGEST_TOKEN_FILE:-}" ]; then
+    read -r WLC_INGEST_TOKEN <"$WLC_INGEST_TOKEN_FILE" || [ -n "$WLC_INGEST_TOKEN" ] ||
+      printf '[wlc] ingest: no token in WLC_INGEST_TOKEN_FILE (%s)\n' "$WLC_INGEST_TOKEN_FILE" >&2
+  fi
+}
+# wlc_token_handoff ARG...: the header file, then this script again
+# ($0: bash job.sh, sbatch's copy) without the token in its environment.
+wlc_token_handoff() {
+  local dir items=() keep=() i slurm=()
+  [ -r "$0" ] || return 1
+  # sbatch --export=...,INGEST_BEARER_TOKEN=... leaves the list in
+  # SLURM_EXPORT_ENV, srun's default --export: every step would get it back.
+  if [[ ${SLURM_EXPORT_ENV:-} == *INGEST_BEARER_TOKEN=* || ${SLURM_EXPORT_ENV:-} == *WLC_INGEST_TOKEN_FILE=* ]]; then
+    IFS=, read -ra items <<<"$SLURM_EXPORT_ENV"
+    for i in "${items[@]}"; do
+      case $i in INGEST_BEARER_TOKEN=* | WLC_INGEST_TOKEN_FILE=*) ;; *) keep+=("$i") ;; esac
+    done
+    slurm=("SLURM_EXPORT_ENV=$(IFS=,; printf '%s' "${keep[*]}")")
+  fi
+  dir=$(umask 077 && mktemp -d "${TMPDIR:-/tmp}/wlc-ingest.XXXXXX") || return 1
+  if ! (umask 077 && printf 'Authorization: Bearer %s\n' "$WLC_INGEST_TOKEN" >"$dir/header"); then
+    rm -rf -- "$dir"
+    return 1
+  fi
+  exec env -u INGEST_BEARER_TOKEN -u WLC_INGEST_TOKEN_FILE "${slurm[@]}" WLC_INGEST_HEADER="$dir/header" "$BASH" "$0" "$@"
+}
+WLC_INGEST_TOKEN=''
+if [ -z "${WLC_INGEST_HEADER:-}" ] && { [ -n "${INGEST_BEARER_TOKEN:-}" ] || [ -n "${WLC_INGEST_TOKEN_FILE:-}" ]; }; then
+  wlc_token_read
+  if [ -n "$WLC_INGEST_TOKEN" ] && ! wlc_token_handoff "$@"; then
+    # The fallback: the token in an unexported variable, curl reading it on stdin.
+    printf '[wlc] ingest: the token stays in this shell'"'"'s environment (no private directory, or the script is not a file)\n' >&2
+  fi
+fi
+WLC_INGEST_HEADER=${WLC_INGEST_HEADER:-}
+export -n WLC_INGEST_HEADER WLC_INGEST_TOKEN
+unset INGEST_BEARER_TOKEN WLC_INGEST_TOKEN_FILE
+# wlc_token_forget: the header file and its directory go (at exit: this
+# trap, then wlc_on_exit once wlc_init installed it); only the file and an
+# empty directory, whatever the path says.
+wlc_token_forget() {
+  [ -n "$WLC_INGEST_HEADER" ] || return 0
+  rm -f -- "$WLC_INGEST_HEADER"
+  rmdir -- "${WLC_INGEST_HEADER%/*}" 2>/dev/null || true
+}
+trap wlc_token_forget EXIT
 WLC_FAILED=()       # labels of the failed steps, for the summary
 WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped; none: no server (a custom job)
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
@@ -220,7 +275,7 @@ wlc_bench() { wlc_bench_runs wlc_vllm_bench_once "$@"; }
 wlc_vllm_bench_once() {
   local f=$1 prompts=$2
   shift 2
-  wlc_in_server vllm bench serve "$@" \
+  wlc_client vllm bench serve "$@" \
     --base-url "$WLC_BASE_URL" \
     --save-result \
     --result-dir "$WLC_BENCH_DIR" \
@@ -313,14 +368,19 @@ wlc_ingest_send() {
     url=${INGEST_URL:-$WLC_EVAL_INGEST_DEFAULT}
   fi
   read -r token <<<"$WLC_INGEST_TOKEN" || true
-  if [ -z "$token" ]; then
+  if [ -z "$WLC_INGEST_HEADER" ] && [ -z "$token" ]; then
     wlc_log "ingest: INGEST_BEARER_TOKEN is empty: $# $kind row(s) of $name kept in ${1%/*}, not sent (send them with: wlc ingest $WLC_RESULTS_DIR)"
     return 0
   fi
   for f in "$@"; do
-    code=$(printf 'Authorization: Bearer %s\n' "$token" |
-      curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
-        -H @- -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
+    if [ -n "$WLC_INGEST_HEADER" ]; then
+      code=$(curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
+        -H @"$WLC_INGEST_HEADER" -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
+    else
+      code=$(printf 'Authorization: Bearer %s\n' "$token" |
+        curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
+          -H @- -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
+    fi
     if [ "$code" -ge 200 ] && [ "$code" -lt 300 ]; then
       sent=$((sent + 1))
     elif [ -z "$why" ]; then
@@ -375,29 +435,47 @@ wlc_tools_done() {
   wlc_phase tools "$WLC_TOOLS_BEGAN"
 }
 
-# WLC_VENV_SH runs a client with the tools' virtual environment first, as
-# its activate script would (PATH, VIRTUAL_ENV), and its site-packages
-# ahead of an image's PYTHONPATH, so a version a tool pinned wins for the
-# clients: bash -c "$WLC_VENV_SH" wlc-venv VENV CMD...
+# WLC_VENV_SH runs a client with the workload's environment (ASSIGNMENT...,
+# WLC_ENV) and the tools' virtual environment first, as its activate script
+# would (PATH, VIRTUAL_ENV), with its site-packages ahead of a PYTHONPATH,
+# so a version a tool pinned wins for the clients:
+#   bash -c "$WLC_VENV_SH" wlc-venv VENV ASSIGNMENT... -- CMD...
+# The wrapper itself runs in the job's environment: it reads the
+# workload's only as these words, never as its own variables.
 WLC_VENV_SH='v=$1
+shift
+a=() p=$PATH pp=${PYTHONPATH:-}
+while [ "$1" != -- ]; do
+  case $1 in
+    PATH=*) p=${1#PATH=} ;;
+    PYTHONPATH=*) pp=${1#PYTHONPATH=} ;;
+  esac
+  a+=("$1")
+  shift
+done
 shift
 case $v in /*) ;; *) v=$PWD/$v ;; esac
 if [ -x "$v/bin/python3" ]; then
-  if [ -n "${PYTHONPATH:-}" ]; then
-    for s in "$v"/lib/python3*/site-packages; do PYTHONPATH=$s:$PYTHONPATH; done
+  if [ -n "$pp" ]; then
+    for s in "$v"/lib/python3*/site-packages; do pp=$s:$pp; done
+    a+=("PYTHONPATH=$pp")
   fi
-  PATH=$v/bin:$PATH VIRTUAL_ENV=$v
-  export PATH VIRTUAL_ENV
+  a+=("PATH=$v/bin:$p" "VIRTUAL_ENV=$v")
 fi
-exec "$@"'
+exec env "${a[@]}" "$@"'
 
-# wlc_in_tools CMD...: CMD where the clients run (wlc_in_server), with the
-# client tools' virtual environment when the job has one.
+# wlc_client CMD...: CMD where the clients run (wlc_in_server) with the
+# workload's environment, WLC_ENV: a client (vllm bench, lm_eval, a custom
+# step) sees what the server sees; the job's own tools run without it.
+wlc_client() { wlc_in_server env "${WLC_ENV[@]}" "$@"; }
+
+# wlc_in_tools CMD...: CMD as a client (wlc_client), with the client tools'
+# virtual environment when the job has one.
 wlc_in_tools() {
   if [ -z "$WLC_TOOLS_VENV" ]; then
-    wlc_in_server "$@"
+    wlc_client "$@"
   else
-    wlc_in_server bash -c "$WLC_VENV_SH" wlc-venv "$WLC_TOOLS_VENV" "$@"
+    wlc_in_server bash -c "$WLC_VENV_SH" wlc-venv "$WLC_TOOLS_VENV" "${WLC_ENV[@]}" -- "$@"
   fi
 }
 
@@ -407,7 +485,7 @@ wlc_in_tools() {
 # in seconds, naming the flag and the engine's version.
 wlc_preflight() {
   local rc=0
-  wlc_beside_server bash -c "$WLC_PREFLIGHT_SH" wlc-preflight "$WLC_ENGINE" "$@" </dev/null || rc=$?
+  wlc_beside_server bash -c "$WLC_PREFLIGHT_SH" wlc-preflight "$WLC_ENGINE" "${WLC_ENV[@]}" "$@" </dev/null || rc=$?
   if [ "$rc" -ne 0 ]; then
     wlc_log "preflight failed (status $rc, see above); the server was not started"
     exit "$rc"
@@ -474,6 +552,7 @@ wlc_on_exit() {
     wait "$WLC_TOOLS_PID" 2>/dev/null || true
   fi
   [ "$WLC_TOOLS_OWN" = 0 ] || rm -rf "$WLC_TOOLS_VENV"
+  wlc_token_forget
   [ "$rc" -ne 0 ] || rc=$WLC_STATUS
   if [ "${#WLC_FAILED[@]}" -gt 0 ]; then
     wlc_log "failed: ${WLC_FAILED[*]}"

@@ -1,6 +1,9 @@
 # wlc's preflight (backends/runner/preflight.sh), run with bash where the
 # server will run, before it starts:
-#   bash -c "$WLC_PREFLIGHT_SH" wlc-preflight ENGINE OPTION... [-- CMD...]
+#   bash -c "$WLC_PREFLIGHT_SH" wlc-preflight ENGINE [NAME=VALUE...] OPTION... [-- CMD...]
+# NAME=VALUE are the workload's environment (WLC_ENV): the engine is asked,
+# and CMD run, with it, as the server will be; this script and its own
+# python3 run without it.
 # Asks the image for its engine's version and its server's options (vLLM:
 # `vllm --version` and `vllm serve --help=all`; SGLang: the sglang
 # distribution's version and `python3 -m sglang.launch_server --help`) and
@@ -12,6 +15,13 @@ set -u
 wlc_pf_log() { printf '[wlc preflight] %s\n' "$*" >&2; }
 engine=$1
 shift
+senv=()
+while [ "$#" -gt 0 ] && [[ $1 =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
+  senv+=("$1")
+  shift
+done
+# wlc_pf_has PROGRAM: PROGRAM is on the server's PATH.
+wlc_pf_has() { env "${senv[@]}" sh -c 'command -v "$1"' wlc-preflight "$1" >/dev/null 2>&1; }
 opts=()
 while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
   opts+=("$1")
@@ -22,27 +32,27 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 if [ "$engine" = vllm ]; then
   name=vLLM help='vllm serve --help=all'
-  if ! command -v vllm >/dev/null 2>&1; then
+  if ! wlc_pf_has vllm; then
     wlc_pf_log "vllm is not on PATH here; the image must have vLLM"
     exit 127
   fi
   # Both import vLLM, which takes seconds: at once.
-  vllm --version >"$tmp/version" 2>"$tmp/version.err" &
+  env "${senv[@]}" vllm --version >"$tmp/version" 2>"$tmp/version.err" &
   v=$!
-  if ! vllm serve --help=all >"$tmp/help" 2>"$tmp/help.err"; then
+  if ! env "${senv[@]}" vllm serve --help=all >"$tmp/help" 2>"$tmp/help.err"; then
     help='vllm serve --help'
-    vllm serve --help >"$tmp/help" 2>"$tmp/help.err" || true
+    env "${senv[@]}" vllm serve --help >"$tmp/help" 2>"$tmp/help.err" || true
   fi
   wait "$v" || true
 else
   name=SGLang help='python3 -m sglang.launch_server --help'
-  if ! command -v python3 >/dev/null 2>&1; then
+  if ! wlc_pf_has python3; then
     wlc_pf_log "python3 is not on PATH here; the image must have SGLang's python3"
     exit 127
   fi
-  python3 -c 'import importlib.metadata as m; print(m.version("sglang"))' >"$tmp/version" 2>"$tmp/version.err" &
+  env "${senv[@]}" python3 -c 'import importlib.metadata as m; print(m.version("sglang"))' >"$tmp/version" 2>"$tmp/version.err" &
   v=$!
-  python3 -m sglang.launch_server --help >"$tmp/help" 2>"$tmp/help.err" || true
+  env "${senv[@]}" python3 -m sglang.launch_server --help >"$tmp/help" 2>"$tmp/help.err" || true
   wait "$v" || true
 fi
 version=$(tail -n 1 "$tmp/version")
@@ -81,5 +91,5 @@ fi
 if [ "$#" -gt 0 ]; then
   rm -rf "$tmp"
   trap - EXIT
-  exec "$@"
+  exec env "${senv[@]}" "$@"
 fi

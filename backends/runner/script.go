@@ -362,6 +362,11 @@ func Preamble(w plan.Workload, fixedResults bool) (string, error) {
 		b.WriteString(a + "\n")
 	}
 	b.WriteString("WLC_WORKLOAD_PORT=" + port + " # '' picks a free port\n")
+	env, err := EnvArray(w.Env)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString(env)
 	// Exported: every step (and what records the run's provenance) can
 	// name the job it belongs to. A hash is [v0-9a-f-] only: no quoting.
 	b.WriteString("export WLC_JOB_HASH=" + hash + " # what this job runs, hashed (wlc show prints it)\n")
@@ -374,6 +379,32 @@ func Preamble(w plan.Workload, fixedResults bool) (string, error) {
 	} else {
 		b.WriteString("WLC_RESULTS_DIR=${WLC_RESULTS_DIR:-$PWD/" + rp + "}\n")
 	}
+	return b.String(), nil
+}
+
+// EnvArray is the shell setting WLC_ENV, the workload's environment as
+// NAME=value words. It is never exported: the server (env "${WLC_ENV[@]}"
+// vllm serve, on every node and in every role) and the clients
+// (wlc_client) get it as arguments, so the job's own shell and tools
+// (curl, python3, pip, bash, srun) run in the environment the job was
+// started with, whatever names the workload sets (PATH, BASH_ENV,
+// PYTHONPATH, *_proxy, the dashboards' URLs...).
+func EnvArray(env []plan.EnvVar) (string, error) {
+	const doc = "# The workload's environment: the server's and its clients', as arguments\n" +
+		"# of env; never exported (the job's own tools never read it).\n"
+	if len(env) == 0 {
+		return doc + "WLC_ENV=()\n", nil
+	}
+	var b strings.Builder
+	b.WriteString(doc + "WLC_ENV=(\n")
+	for _, e := range env {
+		a, err := Assign(e.Name, e.Value, NoVars)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("  " + a + "\n")
+	}
+	b.WriteString(")\n")
 	return b.String(), nil
 }
 

@@ -13,7 +13,7 @@ wlc_sglang_bench_once() {
   local f=$1 prompts=$2 raw=${1%.json}.jsonl
   shift 2
   wlc_in_server rm -f "$WLC_BENCH_DIR/$raw" || return
-  wlc_in_server python3 -m sglang.bench_serving "$@" \
+  wlc_client python3 -m sglang.bench_serving "$@" \
     --base-url "$WLC_BASE_URL" \
     --output-file "$WLC_BENCH_DIR/$raw" || return
   wlc_in_server python3 -c "$WLC_RESULTS_PY" last-row "$WLC_BENCH_DIR/$raw" "$WLC_BENCH_DIR/$f" "$prompts" ${WLC_ALLOW_FAILED:+"$WLC_ALLOW_FAILED"} || return

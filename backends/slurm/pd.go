@@ -124,11 +124,11 @@ func (g *gen) pdFunctions() {
 			step = append(step, []string{fmt.Sprintf(`"${WLC_HOSTS[%d]}"`, n), addr(n)})
 		}
 		step = append(step, []string{"--"})
-		if env := g.envDiff(in.Env); len(env) > 0 {
-			step = append(step, []string{"env"})
-			for _, a := range env {
-				step = append(step, []string{a})
-			}
+		// The workload's environment, then the role's over it: the
+		// instance's alone (the batch shell, which steps inherit, has neither).
+		step = append(step, []string{"env", `"${WLC_ENV[@]}"`})
+		for _, a := range g.envDiff(in.Env) {
+			step = append(step, []string{a})
 		}
 		serve, err := runner.Words(in.Args, runner.NoVars)
 		g.keep(err)
@@ -174,9 +174,9 @@ func (g *gen) pdFunctions() {
 	}
 	argv, err := runner.Words(r.Argv, runner.NoVars)
 	g.keep(err)
-	cmd := [][]string{{"exec"}}
+	// The router is the workload's too: its environment and the router's own.
+	cmd := [][]string{{"exec", "env", `"${WLC_ENV[@]}"`}}
 	if len(r.Env) > 0 {
-		cmd[0] = append(cmd[0], "env")
 		for _, e := range r.Env {
 			a, err := runner.Assign(e.Name, e.Value, runner.NoVars)
 			g.keep(err)
@@ -225,8 +225,8 @@ func (g *gen) pdFunctions() {
 	g.client()
 }
 
-// envDiff renders, as NAME=value words, the variables of env that the
-// batch step does not already export with the same value (the role's).
+// envDiff renders, as NAME=value words, the variables of env (the role's)
+// that WLC_ENV, the workload's, does not already set to the same value.
 func (g *gen) envDiff(env []plan.EnvVar) []string {
 	base := map[string]string{}
 	for _, e := range g.w.Env {

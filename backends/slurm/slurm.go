@@ -350,7 +350,9 @@ func (g *gen) functions() {
 		for _, o := range common {
 			step = append(step, []string{o})
 		}
-		step = append(step, g.args(w.Serve.Command))
+		// The workload's environment is the server's (and the clients',
+		// wlc_client), never the batch shell's: steps inherit that one.
+		step = append(step, []string{"env", `"${WLC_ENV[@]}"`}, g.args(w.Serve.Command))
 		step = append(step, runner.Group(serve)...)
 		if x := runner.ServeExtra(w); x != nil {
 			step = append(step, x)
@@ -500,12 +502,6 @@ func (g *gen) run() {
 	}
 	if len(w.Secrets) > 0 {
 		g.printf("wlc_warn_unset %s\n", strings.Join(w.Secrets, " "))
-	}
-	g.printf("# The server's environment; every step inherits it.\n")
-	for _, e := range w.Env {
-		a, err := runner.Assign(e.Name, e.Value, runner.NoVars)
-		g.keep(err)
-		g.printf("export %s\n", a)
 	}
 	g.printf("wlc_hosts\n")
 	g.printf("wlc_init\n")
