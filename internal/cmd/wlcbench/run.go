@@ -202,11 +202,18 @@ func tools(wlc, base, cue, python string) []tool {
 		}
 	}
 	export := func(name, bin string, dir func(*pkgs) string) tool {
+		runs := 0
 		return tool{
 			name: name,
 			kind: "export",
 			cmd: func(p *pkgs, out *os.File) *exec.Cmd {
-				c := exec.Command("sh", "-c", `"$0" export --timeout 0 --backend buildkite --all -o "$1" workloads >/dev/null && exec cat "$1"/pipeline.yml`, bin, filepath.Join(p.dir, "out-"+strings.ReplaceAll(name, " ", "_")))
+				// Each run exports into a directory of its own, as the
+				// upload step of a fresh checkout does: an export over an
+				// earlier one would also delete that one's files, a cost
+				// of the directory's history, not of this export.
+				runs++
+				to := filepath.Join(p.dir, fmt.Sprintf("out-%s-%d", strings.ReplaceAll(name, " ", "_"), runs))
+				c := exec.Command("sh", "-c", `"$0" export --timeout 0 --backend buildkite --all -o "$1" workloads >/dev/null && exec cat "$1"/pipeline.yml`, bin, to)
 				c.Dir, c.Stdout = dir(p), out
 				// The export writes its pipeline and the scripts its steps
 				// download (-o, the whole job); the pipeline is then printed,
