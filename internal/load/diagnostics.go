@@ -374,7 +374,7 @@ func collapseDisjunctions(in diag.List) diag.List {
 	return out
 }
 
-var mismatch = regexp.MustCompile(`^conflicting values (.+) and (.+) \(mismatched types (\w+) and (\w+)\)$`)
+var mismatch = regexp.MustCompile(`^conflicting values (.+) \(mismatched types (\w+) and (\w+)\)$`)
 
 // bareType reports whether a mismatch operand is a type, the wanted one.
 // null is a type and its one value, so a null operand may be the user's:
@@ -388,8 +388,12 @@ var kindNames = map[string]string{
 
 // plainMismatches says "must be an integer, not the string "8"" where CUE
 // says "conflicting values "8" and int (mismatched types string and int)".
-// Which operand is the user's is read from the source at the finding's
-// position when neither operand is a bare type.
+// Either operand may hold " and " (a string, or a struct whose
+// constraints' messages say it), so every place the two may meet is a
+// reading: one whose operand is a bare type (the wanted one) wins, else
+// the one whose operand is the longest literal the source at the
+// finding's position starts with, else the kind of the number written
+// there.
 func plainMismatches(in diag.List, cwd string) diag.List {
 	out := make(diag.List, len(in))
 	for i, d := range in {
@@ -398,48 +402,73 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 		if m == nil {
 			continue
 		}
-		got, gotKind, want := "", "", ""
-		switch {
-		case bareType(m[2]):
-			got, gotKind, want = m[1], m[3], m[4]
-		case bareType(m[1]):
-			got, gotKind, want = m[2], m[4], m[3]
-		case startsWithToken(sourceAt(cwd, d), m[1]):
-			got, gotKind, want = m[1], m[3], m[4]
-		case startsWithToken(sourceAt(cwd, d), m[2]):
-			got, gotKind, want = m[2], m[4], m[3]
-		case numberAt(sourceAt(cwd, d)) != "":
-			// CUE prints the user's number its own way (1e12 as 1E+12):
-			// the operand of the written literal's kind is the user's.
-			got = numberAt(sourceAt(cwd, d))
-			kind := "int"
-			if strings.ContainsAny(got, ".eE") {
-				kind = "float"
-			}
-			switch kind {
-			case m[3]:
-				gotKind, want = m[3], m[4]
-			case m[4]:
-				gotKind, want = m[4], m[3]
-			default:
-				continue
-			}
-		default:
-			continue
+		if msg, ok := plainMismatch(m[1], m[2], m[3], sourceAt(cwd, d)); ok {
+			out[i].Message = msg
 		}
-		if kindNames[want] == "" {
-			continue
-		}
-		if n := numberAt(sourceAt(cwd, d)); n != "" && (gotKind == "int" || gotKind == "float") {
-			got = n // as written: 8e0, not CUE's 8
-		}
-		if gotKind == "null" {
-			out[i].Message = fmt.Sprintf("must be %s, not null", kindNames[want])
-			continue
-		}
-		out[i].Message = fmt.Sprintf("must be %s, not the %s %s", kindNames[want], gotKind, got)
 	}
 	return out
+}
+
+// operands is one reading of a mismatch: the user's operand and kind, and
+// the wanted kind.
+type operands struct{ got, gotKind, want string }
+
+func plainMismatch(values, ka, kb, src string) (string, bool) {
+	type split struct{ a, b string }
+	var splits []split
+	for at := 0; ; at++ {
+		j := strings.Index(values[at:], " and ")
+		if j < 0 {
+			break
+		}
+		at += j
+		splits = append(splits, split{values[:at], values[at+len(" and "):]})
+	}
+	var r *operands
+	for _, sp := range splits {
+		if bareType(sp.b) {
+			r = &operands{sp.a, ka, kb}
+			break
+		}
+		if bareType(sp.a) {
+			r = &operands{sp.b, kb, ka}
+			break
+		}
+	}
+	if r == nil {
+		for _, sp := range splits {
+			if startsWithToken(src, sp.a) && (r == nil || len(sp.a) > len(r.got)) {
+				r = &operands{sp.a, ka, kb}
+			}
+			if startsWithToken(src, sp.b) && (r == nil || len(sp.b) > len(r.got)) {
+				r = &operands{sp.b, kb, ka}
+			}
+		}
+	}
+	if r == nil && numberAt(src) != "" {
+		// CUE prints the user's number its own way (1e12 as 1E+12):
+		// the operand of the written literal's kind is the user's.
+		kind := "int"
+		if strings.ContainsAny(numberAt(src), ".eE") {
+			kind = "float"
+		}
+		switch kind {
+		case ka:
+			r = &operands{"", ka, kb}
+		case kb:
+			r = &operands{"", kb, ka}
+		}
+	}
+	if r == nil || kindNames[r.want] == "" {
+		return "", false
+	}
+	if n := numberAt(src); n != "" && (r.gotKind == "int" || r.gotKind == "float") {
+		r.got = n // as written: 8e0, not CUE's 8
+	}
+	if r.gotKind == "null" {
+		return fmt.Sprintf("must be %s, not null", kindNames[r.want]), true
+	}
+	return fmt.Sprintf("must be %s, not the %s %s", kindNames[r.want], r.gotKind, r.got), true
 }
 
 // startsWithToken reports whether src starts with the literal tok whole:
