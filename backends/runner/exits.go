@@ -48,7 +48,7 @@ func InfraStatuses() []int {
 // exitSummary is the header's line on exit statuses (Exits, said once).
 func exitSummary() string {
 	infra := InfraStatuses()
-	return fmt.Sprintf("Exit status: 0 when every step passed; %d-%d an infrastructure failure (a Buildkite step\nretries, a Slurm job requeues); any other is the workload's, never retried: the first\nfailed step's own (%d: results that are not true). The exit classes section below lists them.",
+	return fmt.Sprintf("Exit status: 0 when every step passed; %d-%d an infrastructure failure (a Buildkite step\nretries, a Slurm job requeues); any other is the workload's, never retried: the first\nfailed step's own (%d: results that are not true). The exit classes (outcome.sh) list them.",
 		infra[0], infra[len(infra)-1], InvalidResults)
 }
 
