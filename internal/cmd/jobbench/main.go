@@ -17,11 +17,11 @@
 // wlc's. The GPUs are held for the whole job, so every second of overhead
 // is GPU time wasted.
 //
-//	go run ./internal/cmd/jobbench -shared ../shared        # a smoke run: tiny delays, 1 repetition
-//	go run ./internal/cmd/jobbench -shared ../shared -S 20 -P 15 -B 2 -E 2 -reps 3
+//	go run ./internal/cmd/jobbench -shared DIR        # a smoke run: tiny delays, 1 repetition
+//	go run ./internal/cmd/jobbench -shared DIR -S 20 -P 15 -B 2 -E 2 -reps 3
 //
-// perf-eval's runtime comes from the reference corpus (-shared or
-// $WLC_SHARED, required); its server listens on port 8000, which
+// perf-eval's runtime comes from the reference corpus DIR, the directory
+// holding corpus/perf-eval (-shared or $WLC_SHARED, required); its server listens on port 8000, which
 // must be free.
 package main
 
