@@ -25,15 +25,9 @@ func Lower(ws []plan.Workload, script func(plan.Workload) ([]byte, error)) ([]ba
 // spans nodes (why says what to use instead), a skip notice when the
 // build has no image for w's platform, else rt's script.
 func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Runtime, error)) ([]byte, error) {
-	if err := OneNode(w, why); err != nil {
-		return nil, err
-	}
-	if w.Image.Skip != "" {
-		return Skipped(w, backend, w.Image.Skip)
-	}
-	r, err := rt(w)
-	if err != nil {
-		return nil, err
+	r, skipped, err := singleNode(w, backend, why, rt)
+	if err != nil || skipped != nil {
+		return skipped, err
 	}
 	return Script(w, r)
 }
@@ -41,18 +35,25 @@ func SingleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Ru
 // SingleNodeSplit is SingleNode's script as a Split (SplitScript; a skip
 // notice stands alone), the runtime in runtimeDir relative to the script.
 func SingleNodeSplit(w plan.Workload, backend, why string, rt func(plan.Workload) (Runtime, error), runtimeDir string) (Split, error) {
-	if err := OneNode(w, why); err != nil {
-		return Split{}, err
-	}
-	if w.Image.Skip != "" {
-		s, err := Skipped(w, backend, w.Image.Skip)
-		return Split{Job: s}, err
-	}
-	r, err := rt(w)
-	if err != nil {
-		return Split{}, err
+	r, skipped, err := singleNode(w, backend, why, rt)
+	if err != nil || skipped != nil {
+		return Split{Job: skipped}, err
 	}
 	return SplitScript(w, r, runtimeDir)
+}
+
+// singleNode is both forms' start: w refused (OneNode), its skip notice
+// (an image the build does not provide), or the runtime its script uses.
+func singleNode(w plan.Workload, backend, why string, rt func(plan.Workload) (Runtime, error)) (Runtime, []byte, error) {
+	if err := OneNode(w, why); err != nil {
+		return Runtime{}, nil, err
+	}
+	if w.Image.Skip != "" {
+		s, err := Skipped(w, backend, w.Image.Skip) // never empty
+		return Runtime{}, s, err
+	}
+	r, err := rt(w)
+	return r, nil, err
 }
 
 // OneNode refuses a workload spanning nodes on a one-node runtime; why

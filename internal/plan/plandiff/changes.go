@@ -404,25 +404,23 @@ func benchChanges(o, n plan.Workload) []Change {
 func lmEvalChanges(o, n plan.Workload) []Change {
 	return keyed("lm_eval", o.LMEval, n.LMEval, func(r plan.LMEvalRun) string { return r.Task },
 		func(r plan.LMEvalRun) string { return "task " + r.Task },
-		func(a, b plan.LMEvalRun) []Change {
-			cs := optionChanges("lm_eval", a.Task+": ", generic, generic, a.Argv, b.Argv)
-			if len(cs) == 0 {
-				cs = jsonChanges("lm_eval", a.Task+": ", a, b)
-			}
-			return cs
-		})
+		func(a, b plan.LMEvalRun) []Change { return argvChanges("lm_eval", a.Task+": ", a, b, a.Argv, b.Argv) })
 }
 
 func bfclChanges(o, n plan.Workload) []Change {
 	return keyed("bfcl", o.BFCL, n.BFCL, func(r plan.BFCLRun) string { return r.Category },
 		func(r plan.BFCLRun) string { return "category " + r.Category },
-		func(a, b plan.BFCLRun) []Change {
-			cs := optionChanges("bfcl", a.Category+": ", generic, generic, a.Argv, b.Argv)
-			if len(cs) == 0 {
-				cs = jsonChanges("bfcl", a.Category+": ", a, b)
-			}
-			return cs
-		})
+		func(a, b plan.BFCLRun) []Change { return argvChanges("bfcl", a.Category+": ", a, b, a.Argv, b.Argv) })
+}
+
+// argvChanges are the options that changed between two runs' argv (av,
+// bv) of a client wlc has no option model for; when none did, whatever
+// else changed in the runs a and b.
+func argvChanges(area, prefix string, a, b any, av, bv []string) []Change {
+	if cs := optionChanges(area, prefix, generic, generic, av, bv); len(cs) > 0 {
+		return cs
+	}
+	return jsonChanges(area, prefix, a, b)
 }
 
 func customChanges(o, n plan.Workload) []Change {
