@@ -175,9 +175,10 @@ func Process() int {
 	// most GOMAXPROCS shards alive, so a heap four times the live one
 	// stays small; --max-memory still caps it (budget.Run sets the memory
 	// limit). GOGC in the environment wins. wlcbench at 1,000 workloads,
-	// this build against one at GOGC=100 (3 interleaved repetitions, load
-	// average 13-26 on 2 CPUs): vet wall 0.76x, CPU 0.85x, peak RSS
-	// 1.92x (252 against 126 MB); export wall 0.83x, CPU 0.81x, RSS 1.34x.
+	// this build against one at GOGC=100 (5 interleaved repetitions, 2
+	// CPUs, load average 1-2, medians): vet wall 0.81x, CPU 0.79x, peak
+	// RSS 1.64x (210 against 125 MB); export wall 0.81x, CPU 0.81x, RSS
+	// 1.49x.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(300)
 	}

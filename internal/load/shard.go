@@ -27,12 +27,10 @@ import (
 // workloads (settings, profiles, top-level checks) is evaluated once, on
 // the shared files. A package whose files reach into each other's
 // workloads is loaded as one package, as is a small one. wlcbench at
-// 1,000 workloads, this build against one that never shards (3
-// interleaved repetitions on a machine loaded far past its 2 CPUs, load
-// average 13-28, so no CPU was idle for the shards to use): vet wall
-// 1.04x, CPU 0.92x, peak RSS 0.59x (222 against 390 MB); export wall
-// 0.84x, CPU 1.00x, RSS 0.52x (237 against 456 MB): with no idle CPU
-// their running side by side cannot show; what they bought was memory.
+// 1,000 workloads, this build against one that never shards (5
+// interleaved repetitions, 2 CPUs, load average 1-2, medians): vet wall
+// 0.58x, CPU 0.93x, peak RSS 0.58x (229 against 402 MB); export wall
+// 0.67x, CPU 0.98x, RSS 0.44x (236 against 512 MB).
 
 // shardFiles is how many workload files a shard holds at most: small
 // enough that GOMAXPROCS shards' values stay small, large enough that

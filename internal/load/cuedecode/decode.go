@@ -26,10 +26,10 @@
 // mismatch it stops at the first error, where cue.Value.Decode collects
 // them all.
 //
-// wlcbench at 1,000 workloads, a build decoding with cue.Value.Decode
-// against this one (3 interleaved repetitions, load average 22-25 on 2
-// CPUs): with/without cold vet CPU 0.98x (wall 1.39x, the load's noise),
-// export CPU 0.82x and wall 0.90x, peak RSS 0.88x and 0.92x.
+// wlcbench at 1,000 workloads, this build against one decoding with
+// cue.Value.Decode (5 interleaved repetitions, 2 CPUs, load average
+// 1-2, medians): cold vet wall 0.88x and CPU 0.86x; export wall 0.92x,
+// CPU 0.94x.
 package cuedecode
 
 import (
