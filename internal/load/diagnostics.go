@@ -445,11 +445,12 @@ func plainMismatch(values, ka, kb, src string) (string, bool) {
 			}
 		}
 	}
-	if r == nil && numberAt(src) != "" {
+	written := numberAt(src)
+	if r == nil && written != "" {
 		// CUE prints the user's number its own way (1e12 as 1E+12):
 		// the operand of the written literal's kind is the user's.
 		kind := "int"
-		if strings.ContainsAny(numberAt(src), ".eE") {
+		if strings.ContainsAny(written, ".eE") {
 			kind = "float"
 		}
 		switch kind {
@@ -462,8 +463,8 @@ func plainMismatch(values, ka, kb, src string) (string, bool) {
 	if r == nil || kindNames[r.want] == "" {
 		return "", false
 	}
-	if n := numberAt(src); n != "" && (r.gotKind == "int" || r.gotKind == "float") {
-		r.got = n // as written: 8e0, not CUE's 8
+	if written != "" && (r.gotKind == "int" || r.gotKind == "float") {
+		r.got = written // as written: 8e0, not CUE's 8
 	}
 	if r.gotKind == "null" {
 		return fmt.Sprintf("must be %s, not null", kindNames[r.want]), true
