@@ -372,15 +372,13 @@ wlc_ingest_send() {
     wlc_log "ingest: INGEST_BEARER_TOKEN is empty: $# $kind row(s) of $name kept in ${1%/*}, not sent (send them with: wlc ingest $WLC_RESULTS_DIR)"
     return 0
   fi
+  # The header comes from the handoff's file, else (the fallback) on stdin.
+  local auth=@-
+  [ -z "$WLC_INGEST_HEADER" ] || auth=@$WLC_INGEST_HEADER
   for f in "$@"; do
-    if [ -n "$WLC_INGEST_HEADER" ]; then
-      code=$(curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
-        -H @"$WLC_INGEST_HEADER" -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
-    else
-      code=$(printf 'Authorization: Bearer %s\n' "$token" |
-        curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
-          -H @- -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
-    fi
+    code=$({ [ -n "$WLC_INGEST_HEADER" ] || printf 'Authorization: Bearer %s\n' "$token"; } |
+      curl -sS -o "$f.response" -w '%{http_code}' --max-time "$WLC_INGEST_TIMEOUT_S" -X POST \
+        -H "$auth" -H 'Content-Type: application/json' "${extra[@]}" --data-binary "@$f" "$url" 2>"$f.curl") || code=000
     if [ "$code" -ge 200 ] && [ "$code" -lt 300 ]; then
       sent=$((sent + 1))
     elif [ -z "$why" ]; then
