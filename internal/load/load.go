@@ -280,7 +280,19 @@ func (l *loader) run(dir string) {
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
-	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
+	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
+	insts := load.Instances(args, cfg)
+	if err := insts[0].Err; err != nil {
+		if l.packageClash(err, abs) {
+			return
+		}
+		again := l.pastSyntaxErrors(err, insts[0], args, cfg, abs)
+		l.addCUEError(err, cue.Value{})
+		if again == nil {
+			return
+		}
+		insts = again
+	}
 	for _, inst := range insts {
 		if inst.Err != nil {
 			if !l.packageClash(inst.Err, abs) {
