@@ -409,6 +409,29 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 	return out
 }
 
+// unresolved is CUE's error for an identifier no scope declares.
+var unresolved = regexp.MustCompile(`^reference "([^"]+)" not found$`)
+
+// unquotedStrings says what fixes a reference to nothing: in a workload
+// file a plain name is nearly always a string written without quotes
+// (`precision: bf16`), which CUE reads as a reference; a hidden name or a
+// definition is a helper misspelled or not declared.
+func unquotedStrings(in diag.List) diag.List {
+	out := make(diag.List, len(in))
+	for i, d := range in {
+		out[i] = d
+		m := unresolved.FindStringSubmatch(d.Message)
+		switch {
+		case m == nil:
+		case strings.HasPrefix(m[1], "_") || strings.HasPrefix(m[1], "#"):
+			out[i].Message = fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
+		default:
+			out[i].Message = fmt.Sprintf("%s; a string needs quotes: %q (or declare %s in the package)", d.Message, m[1], m[1])
+		}
+	}
+	return out
+}
+
 // operands is one reading of a mismatch: the user's operand and kind, and
 // the wanted kind.
 type operands struct{ got, gotKind, want string }

@@ -146,29 +146,40 @@ type Options struct {
 	// Progress, when set, is told what is being evaluated (for the
 	// budget's error: CUE's evaluation cannot be interrupted).
 	Progress *budget.Progress
+	// without are workload files loaded as their package clause alone
+	// (Load sets it from a run that found them, see broken.go).
+	without *brokenFiles
 }
 
 // Load reads the workloads package in dir (a directory, as the user typed
 // it, e.g. "workloads/"). cwd makes positions relative for printing.
 func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 	r := &Result{}
-	l := &loader{ctx: ctx, cwd: cwd, res: r}
+	var o Options
 	if len(opts) > 0 {
-		l.opts = opts[0]
+		o = opts[0]
 	}
-	l.run(dir)
-	if l.unsharded {
-		// A shard did not build: load the package as one, from the start.
+	shardFiles := o.shardFiles
+	for {
 		*r = Result{}
-		var o Options
-		if len(opts) > 0 {
-			o = opts[0]
-		}
-		o.shardFiles = -1
-		l = &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
+		l := &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
 		l.run(dir)
+		switch {
+		case l.broken != nil:
+			// Workload files CUE could not read or build: load the
+			// package again without them (see broken.go). Each time
+			// leaves out more files, never one already left out (it is
+			// a package clause now).
+			o.without, o.shardFiles = l.broken, shardFiles
+			continue
+		case l.unsharded && o.shardFiles >= 0:
+			// A shard did not build: load the package as one.
+			o.shardFiles = -1
+			continue
+		}
+		break
 	}
-	r.Diags = plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd).Sorted()
+	r.Diags = unquotedStrings(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd)).Sorted()
 	return r
 }
 
@@ -195,6 +206,9 @@ type loader struct {
 	// unsharded says the sharded load failed (a shard did not build): the
 	// package must be loaded as one.
 	unsharded bool
+	// broken are workload files CUE could not read or build: the package
+	// must be loaded without them.
+	broken *brokenFiles
 	// recipes is the recipes checkout, loaded on first use.
 	recipes    *recipes.Set
 	recipesErr error
@@ -280,18 +294,13 @@ func (l *loader) run(dir string) {
 	}
 	l.opts.Progress.Set(dir, "the package in "+dir)
 	args := []string{"./" + filepath.ToSlash(rel), schemaArg}
-	cfg := &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay}
-	insts := load.Instances(args, cfg)
-	if err := insts[0].Err; err != nil {
-		if l.packageClash(err, abs) {
-			return
-		}
-		again := l.pastSyntaxErrors(err, insts[0], args, cfg, abs)
-		l.addCUEError(err, cue.Value{})
-		if again == nil {
-			return
-		}
-		insts = again
+	if l.opts.without != nil {
+		l.opts.without.overlay(overlay)
+	}
+	insts := load.Instances(args, &load.Config{Dir: root, ModuleRoot: root, Overlay: overlay})
+	// A syntax error drops every file of the package.
+	if err := insts[0].Err; err != nil && len(insts[0].Files) == 0 && l.dropBroken(err, abs, nil) {
+		return
 	}
 	for _, inst := range insts {
 		if inst.Err != nil {
@@ -299,6 +308,12 @@ func (l *loader) run(dir string) {
 				l.addCUEError(inst.Err, cue.Value{})
 			}
 			return
+		}
+	}
+	if w := l.opts.without; w != nil {
+		l.addCUEError(w.err, cue.Value{})
+		if !w.soundWithout(insts[0].Files) {
+			return // the other files need what the broken ones hold
 		}
 	}
 	// A package that shards is evaluated here without its workload
@@ -316,7 +331,9 @@ func (l *loader) run(dir string) {
 			l.unsharded = true // the package reports why, as one
 			return
 		}
-		l.addCUEError(err, cue.Value{})
+		if !l.dropBroken(err, abs, insts[0].Files) {
+			l.addCUEError(err, cue.Value{})
+		}
 		return
 	}
 	pkg, sch := vals[0], vals[1]
@@ -355,8 +372,8 @@ func (l *loader) run(dir string) {
 	// only where each workload is defined.
 	defs := workloadDefs(l.files)
 	l.files = shards.shared
-	if !l.evalShards(insts[0], shards) {
-		l.unsharded = true
+	if !l.evalShards(insts[0], shards, abs) {
+		l.unsharded = l.broken == nil
 		return
 	}
 	l.checkDefinedTwice(defs)

@@ -8,6 +8,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/par"
@@ -276,23 +277,29 @@ type shardResult struct {
 	res      *Result
 	base     int // res.Diags[:base] were the package's before the shard
 	runNames map[string]position
-	failed   bool // the shard did not build: load the package as one
+	buildErr error // the shard did not build
 }
 
 // evalShards evaluates the workloads of every shard of p, GOMAXPROCS
 // shards at a time, each in its own cue.Context, and merges their
 // findings and workloads into l.res in package order. It returns false,
-// having changed nothing, when a shard fails to build (the one-package
-// load reports why).
-func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan) bool {
+// having changed nothing, when a shard fails to build: its workload files
+// are then l.broken, or, when they cannot be left out, the one-package
+// load reports why.
+func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan, dir string) bool {
 	results := make([]*shardResult, len(p.shards))
 	par.Do(len(p.shards), func(i int) {
 		results[i] = l.evalShard(pkgInst, p, i)
 	})
+	var buildErr cueerrors.Error
 	for _, r := range results {
-		if r.failed {
-			return false
+		if r.buildErr != nil {
+			buildErr = cueerrors.Append(buildErr, cueerrors.Promote(r.buildErr, ""))
 		}
+	}
+	if buildErr != nil {
+		l.dropBroken(buildErr, dir, slices.Concat(p.shards...))
+		return false
 	}
 	runNames := map[string]position{}
 	l.res.shards = len(results)
@@ -337,7 +344,7 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	ctx := cuecontext.New()
 	vals, err := ctx.BuildInstances([]*build.Instance{&inst})
 	if err != nil {
-		return &shardResult{failed: true}
+		return &shardResult{buildErr: err}
 	}
 	s := *l
 	s.opts.Progress = lane
