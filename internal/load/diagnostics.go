@@ -85,6 +85,9 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		// path-less error such as a syntax error they were equal, and the
 		// finding was dropped as its own duplicate.
 		rawKey := "raw\x00" + strings.Join(path, "\x00") + "\x00" + e.Error()
+		if len(path) == 0 {
+			rawKey += "\x00" + e.Position().String() // see the finding's key
+		}
 		if l.seen[rawKey] {
 			continue
 		}
@@ -133,14 +136,19 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			}
 		}
 		d := diag.Diagnostic{Severity: diag.Error, Path: cuePath(shown), Message: cleanMessage(msg)}
-		if key := "diag\x00" + d.Path + "\x00" + d.Message; l.seen[key] {
-			continue
-		} else {
-			l.seen[key] = true
-		}
 		if pos.IsValid() {
 			d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
 		}
+		key := "diag\x00" + d.Path + "\x00" + d.Message
+		if d.Path == "" {
+			// A path-less error (a syntax error) is one finding per
+			// place: two files may make the same mistake.
+			key += fmt.Sprintf("\x00%s:%d:%d", d.File, d.Line, d.Column)
+		}
+		if l.seen[key] {
+			continue
+		}
+		l.seen[key] = true
 		l.res.Diags.Add(d)
 	}
 }

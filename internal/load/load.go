@@ -179,7 +179,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		}
 		break
 	}
-	r.Diags = unquotedStrings(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd)).Sorted()
+	r.Diags = syntaxHints(unquotedStrings(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd)).Sorted(), cwd)
 	return r
 }
 

@@ -1,0 +1,137 @@
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cuelang.org/go/cue/scanner"
+	"cuelang.org/go/cue/token"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
+
+// syntaxHints says what fixes CUE's parse errors, which say only what the
+// parser expected. Brackets are matched over the file's tokens: in a file
+// whose brackets do not balance, its last parse error names the bracket
+// left open (or closed by the wrong one); in a file whose brackets
+// balance, "expected '}', found 'EOF'" after an earlier error is the
+// parser's recovery running to the end of the file, not a second mistake,
+// and is dropped. A parse error is a finding without a path.
+func syntaxHints(in diag.List, cwd string) diag.List {
+	type fileState struct {
+		last    int    // index in out of the file's last parse error
+		bracket string // what is wrong with its brackets; "" when they balance
+	}
+	files := map[string]*fileState{}
+	var out diag.List
+	for _, d := range in {
+		if d.Path != "" || d.File == "" || d.Severity != diag.Error || d.Line < 1 {
+			out = append(out, d)
+			continue
+		}
+		fs := files[d.File]
+		if fs == nil {
+			p := d.File
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(cwd, p)
+			}
+			src, err := os.ReadFile(p)
+			if err != nil {
+				out = append(out, d)
+				continue
+			}
+			fs = &fileState{last: -1, bracket: unbalanced(p, src)}
+			files[d.File] = fs
+		}
+		if fs.last >= 0 && fs.bracket == "" && strings.HasSuffix(d.Message, "found 'EOF'") {
+			continue // the recovery from the file's earlier error
+		}
+		if hint := parseHint(d.Message); hint != "" {
+			d.Message += "; " + hint
+		}
+		fs.last = len(out)
+		out = append(out, d)
+	}
+	for _, fs := range files {
+		if fs.last >= 0 && fs.bracket != "" {
+			out[fs.last].Message += " (" + fs.bracket + ")"
+		}
+	}
+	return out
+}
+
+// parseHint is what fixes the mistake behind one of the parser's
+// messages, or "".
+func parseHint(msg string) string {
+	switch {
+	case msg == "string literal not terminated":
+		return `close the string with " on the same line (text of several lines goes between lines of """)`
+	case strings.HasPrefix(msg, "missing ',' in struct literal"):
+		return "put each field on a line of its own or separate them with commas (a value with spaces needs quotes)"
+	case strings.HasPrefix(msg, "missing ',' in list literal"):
+		return "separate a list's elements with commas: [a, b]; a struct is written {name: value}"
+	case strings.HasPrefix(msg, "expected label or ':'"):
+		return "a field is written name: value"
+	case msg == "expected operand, found ','":
+		return "a value is missing before the comma: write it or remove the comma"
+	}
+	return ""
+}
+
+var closerOf = map[token.Token]token.Token{token.LBRACE: token.RBRACE, token.LBRACK: token.RBRACK, token.LPAREN: token.RPAREN}
+
+// unbalanced describes the first bracket of src (a CUE file) that is not
+// closed, or closed by the wrong kind, with its position; "" when every
+// bracket is closed by its own kind. Of several brackets left open, the
+// one named is where the file's indentation first disagrees: a closer
+// that starts a line is indented as the line of its opener, so a closer
+// indented otherwise closes an outer bracket and the one it met was left
+// open (else the innermost).
+func unbalanced(file string, src []byte) string {
+	type open struct {
+		tok       token.Token
+		line, col int
+	}
+	lines := strings.Split(string(src), "\n")
+	indent := func(line int) string {
+		l := lines[line-1]
+		return l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	}
+	var s scanner.Scanner
+	s.Init(token.NewFile(file, -1, len(src)), src, nil, 0)
+	var stack []open
+	var suspect *open
+	prevLine := 0
+	for {
+		pos, tok, _ := s.Scan()
+		first := pos.Line() != prevLine // the first token of its line
+		prevLine = pos.Line()
+		switch tok {
+		case token.EOF:
+			if len(stack) == 0 {
+				return ""
+			}
+			o := stack[len(stack)-1]
+			if suspect != nil {
+				o = *suspect
+			}
+			return fmt.Sprintf("the %s at %d:%d is never closed: add its %s", o.tok, o.line, o.col, closerOf[o.tok])
+		case token.LBRACE, token.LBRACK, token.LPAREN:
+			stack = append(stack, open{tok, pos.Line(), pos.Column()})
+		case token.RBRACE, token.RBRACK, token.RPAREN:
+			if len(stack) == 0 {
+				return fmt.Sprintf("the %s at %d:%d closes nothing: remove it", tok, pos.Line(), pos.Column())
+			}
+			o := stack[len(stack)-1]
+			if closerOf[o.tok] != tok {
+				return fmt.Sprintf("the %s at %d:%d is closed by the %s at %d:%d: close it with %s first", o.tok, o.line, o.col, tok, pos.Line(), pos.Column(), closerOf[o.tok])
+			}
+			if suspect == nil && first && o.line != pos.Line() && indent(o.line) != indent(pos.Line()) {
+				suspect = &o
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
