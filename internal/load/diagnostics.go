@@ -420,21 +420,24 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 // unresolved is CUE's error for an identifier no scope declares.
 var unresolved = regexp.MustCompile(`^reference "([^"]+)" not found$`)
 
-// unquotedStrings says what fixes a reference to nothing: in a workload
-// file a plain name is nearly always a string written without quotes
-// (`precision: bf16`), which CUE reads as a reference; a hidden name or a
-// definition is a helper misspelled or not declared.
-func unquotedStrings(in diag.List) diag.List {
+// unquotedStrings says what fixes a reference to nothing: a plain name
+// written as a field's value or a list's element is nearly always a
+// string without its quotes (`precision: bf16`), which CUE reads as a
+// reference; anything else (a helper, a definition, an import) is a name
+// misspelled or not declared.
+func unquotedStrings(in diag.List, cwd string) diag.List {
 	out := make(diag.List, len(in))
 	for i, d := range in {
 		out[i] = d
 		m := unresolved.FindStringSubmatch(d.Message)
-		switch {
-		case m == nil:
-		case strings.HasPrefix(m[1], "_") || strings.HasPrefix(m[1], "#"):
-			out[i].Message = fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
-		default:
+		if m == nil {
+			continue
+		}
+		before := strings.TrimRight(sourceBefore(cwd, d), " \t")
+		if !strings.HasPrefix(m[1], "_") && !strings.HasPrefix(m[1], "#") && before != "" && strings.ContainsAny(before[len(before)-1:], ":[,") {
 			out[i].Message = fmt.Sprintf("%s; a string needs quotes: %q (or declare %s in the package)", d.Message, m[1], m[1])
+		} else {
+			out[i].Message = fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
 		}
 	}
 	return out
@@ -531,8 +534,20 @@ func numberAt(src string) string {
 
 // sourceAt is the rest of the line at d's position.
 func sourceAt(cwd string, d diag.Diagnostic) string {
+	_, at := sourceLine(cwd, d)
+	return at
+}
+
+// sourceBefore is the line at d's position up to it.
+func sourceBefore(cwd string, d diag.Diagnostic) string {
+	before, _ := sourceLine(cwd, d)
+	return before
+}
+
+// sourceLine is the line at d's position, split there.
+func sourceLine(cwd string, d diag.Diagnostic) (before, at string) {
 	if d.File == "" || d.Line < 1 || d.Column < 1 {
-		return ""
+		return "", ""
 	}
 	p := d.File
 	if !filepath.IsAbs(p) {
@@ -540,19 +555,17 @@ func sourceAt(cwd string, d diag.Diagnostic) string {
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	lines := strings.Split(string(data), "\n")
 	if d.Line > len(lines) {
-		return ""
+		return "", ""
 	}
-	line := []rune(lines[d.Line-1])
-	// CUE columns count bytes.
-	b := []byte(string(line))
-	if d.Column-1 > len(b) {
-		return ""
+	line := lines[d.Line-1] // CUE columns count bytes
+	if d.Column-1 > len(line) {
+		return "", ""
 	}
-	return string(b[d.Column-1:])
+	return line[:d.Column-1], line[d.Column-1:]
 }
 
 // singleServerRules are the schema rules (_check.<blame>.<rule>) about one
