@@ -443,6 +443,27 @@ func unquotedStrings(in diag.List, cwd string) diag.List {
 	return out
 }
 
+// bytesLiterals says what fixes a value written in single quotes, which
+// CUE reads as bytes, not a string: its error ("must be a string, not the
+// bytes 'x'", or a constraint's own message such as "precision must be one
+// of bf16, ...", which reads as if bf16 were refused) gains the fix.
+func bytesLiterals(in diag.List, cwd string) diag.List {
+	out := make(diag.List, len(in))
+	for i, d := range in {
+		out[i] = d
+		at := sourceAt(cwd, d)
+		if !strings.HasPrefix(at, "'") || d.Severity != diag.Error {
+			continue
+		}
+		fix := "a string in double quotes"
+		if end := strings.Index(at[1:], "'"); end > 0 && !strings.ContainsAny(at[1:end+1], `"\`) {
+			fix = `"` + at[1:end+1] + `"`
+		}
+		out[i].Message += "; single quotes make bytes in CUE: write " + fix
+	}
+	return out
+}
+
 // operands is one reading of a mismatch: the user's operand and kind, and
 // the wanted kind.
 type operands struct{ got, gotKind, want string }
