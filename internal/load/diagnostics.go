@@ -106,6 +106,9 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			}
 		}
 		msg = strings.TrimSuffix(msg, ":")
+		if msg == "field not allowed" {
+			msg = l.explainNotAllowed(path)
+		}
 		var pos token.Pos
 		for _, p := range cueerrors.Positions(e) {
 			if !l.isSchema(p.Filename()) && !isTyping(p.Filename()) {
@@ -336,9 +339,13 @@ func collapseDisjunctions(in diag.List) diag.List {
 	// schema message, is only the schema default disagreeing).
 	explained := map[string]bool{}
 	specific := map[string]bool{}
+	refused := map[string]bool{} // fields not allowed
 	for _, d := range in {
 		if strings.HasPrefix(d.Message, "field not allowed: ") {
 			explained[d.Path] = true
+		}
+		if strings.HasPrefix(d.Message, "field not allowed") {
+			refused[d.Path] = true
 		}
 		if !strings.HasPrefix(d.Message, "conflicting values") && !strings.Contains(d.Message, "errors in empty disjunction") {
 			specific[d.Path] = true
@@ -355,10 +362,23 @@ func collapseDisjunctions(in diag.List) diag.List {
 		}
 		return false
 	}
+	// What is written under a field that is not allowed has no type to
+	// be checked against: CUE calls each of its fields not allowed too.
+	underRefused := func(path string) bool {
+		for p := range refused {
+			if strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+				return true
+			}
+		}
+		return false
+	}
 	var out diag.List
 	typeSeen := map[string]bool{}
 	for _, d := range in {
 		if strings.HasPrefix(d.Message, "incomplete value") && blamed(d.Path) {
+			continue
+		}
+		if strings.HasPrefix(d.Message, "field not allowed") && underRefused(d.Path) {
 			continue
 		}
 		if conflict[d.Path] && strings.Contains(d.Message, "errors in empty disjunction") {

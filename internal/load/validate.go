@@ -223,17 +223,47 @@ func (l *loader) fieldNames(path []cue.Selector) []string {
 	}
 	def, ok := l.schemaAt(path)
 	if !ok {
-		return nil
+		return mirrorFields(path)
 	}
 	it, err := def.Fields(cue.Optional(true))
 	if err != nil {
-		return nil
+		// A struct whose comprehensions wait for a missing field cannot
+		// list its fields (#LMEval without tasks): its Go mirror can.
+		return mirrorFields(path)
 	}
 	var names []string
 	for it.Next() {
 		names = append(names, it.Selector().Unquoted())
 	}
 	return names
+}
+
+// explainNotAllowed is CUE's bare "field not allowed" at path (a field of
+// a workload or profile) with the walker's why and, for a name the schema
+// has no field of, the field it likely meant. CUE reports it itself where
+// the walker cannot ask: a struct with pending comprehensions allows any
+// field (lm_eval: task: beside the tasks it checks).
+func (l *loader) explainNotAllowed(path []string) string {
+	const bare = "field not allowed"
+	if len(path) < 3 || (path[0] != "workloads" && path[0] != "profiles") {
+		return bare
+	}
+	p := cue.ParsePath(cuePath(path))
+	if p.Err() != nil {
+		return bare
+	}
+	sels := p.Selectors()
+	name := path[len(path)-1]
+	parent := sels[:len(sels)-1]
+	names := l.fieldNames(parent)
+	if slices.Contains(names, name) {
+		return bare // a field the schema has, refused here by a condition
+	}
+	why := notAllowed(parent, name)
+	if s := suggest.Closest(names, name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
+		why = fmt.Sprintf("%s is not a field here; did you mean %s?", name, s)
+	}
+	return bare + ": " + why
 }
 
 // notAllowed says why name cannot be a field under path: maps keyed by
@@ -327,6 +357,62 @@ func eachFieldOf(e ast.Expr, structs func([]ast.Decl) bool) bool {
 		return eachFieldOf(x.X, structs)
 	}
 	return true
+}
+
+// mirrorFields lists the JSON names of the Go mirror struct at path (a
+// workload's or profile's, list elements and map values followed), or nil
+// where the mirror has no struct there.
+func mirrorFields(path []cue.Selector) []string {
+	if len(path) < 2 {
+		return nil
+	}
+	t := reflect.TypeOf(schema.Profile{})
+	if path[0].String() == "workloads" {
+		t = reflect.TypeOf(schema.Workload{})
+	}
+	elem := func(t reflect.Type) reflect.Type {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return t
+	}
+	for _, sel := range path[2:] {
+		t = elem(t)
+		switch {
+		case sel.Type() == cue.IndexLabel && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+			t = t.Elem()
+		case sel.IsString() && t.Kind() == reflect.Map:
+			t = t.Elem()
+		case sel.IsString() && t.Kind() == reflect.Struct:
+			f, ok := jsonField(t, sel.Unquoted())
+			if !ok {
+				return nil
+			}
+			t = f.Type
+		default:
+			return nil
+		}
+	}
+	if t = elem(t); t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// jsonField is t's field whose JSON name is name.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 func topLevelFields(kind string) map[string]bool {
