@@ -955,7 +955,7 @@ profiles: H200: {docker: {}}
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: must be an integer, not the string \"8\"",
+			"workloads/w.cue:5:17: error: workloads.w.gpus_per_node: must be an integer, not the string \"8\"; write 8",
 		},
 	},
 	{

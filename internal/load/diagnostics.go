@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -422,19 +423,71 @@ var kindNames = map[string]string{
 // the one whose operand is the longest literal the source at the
 // finding's position starts with, else the kind of the number written
 // there.
+//
+// A value refused by each alternative of a disjunction (int | [...int])
+// is one finding: "must be an integer or a list, not the string "x"",
+// with the fix of a scalar alternative only (a list's elements may not
+// be strings).
 func plainMismatches(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
+	type plain struct {
+		first int // index in out of the value's finding
+		wants []string
+		r     operands
+	}
+	seen := map[string]*plain{}
+	var order []*plain
+	var out diag.List
+	for _, d := range in {
 		m := mismatch.FindStringSubmatch(d.Message)
 		if m == nil {
+			out = append(out, d)
 			continue
 		}
-		if msg, ok := plainMismatch(m[1], m[2], m[3], sourceAt(cwd, d)); ok {
-			out[i].Message = msg
+		r, ok := mismatchOperands(m[1], m[2], m[3], sourceAt(cwd, d))
+		if !ok {
+			out = append(out, d)
+			continue
 		}
+		key := fmt.Sprintf("%s\x00%s:%d:%d\x00%s\x00%s", d.Path, d.File, d.Line, d.Column, r.gotKind, r.got)
+		if p := seen[key]; p != nil {
+			if !slices.Contains(p.wants, r.want) {
+				p.wants = append(p.wants, r.want)
+			}
+			continue
+		}
+		p := &plain{first: len(out), wants: []string{r.want}, r: r}
+		seen[key], order = p, append(order, p)
+		out = append(out, d)
+	}
+	for _, p := range order {
+		// The scalar first: "an integer or a list".
+		slices.SortStableFunc(p.wants, func(a, b string) int {
+			return cmpBool(a == "list" || a == "struct", b == "list" || b == "struct")
+		})
+		var names []string
+		fix := ""
+		for _, w := range p.wants {
+			names = append(names, kindNames[w])
+			r := p.r
+			r.want = w
+			if f := r.fix(); f != "" && fix == "" && (w != "list" || len(p.wants) == 1) {
+				fix = f
+			}
+		}
+		out[p.first].Message = p.r.message(strings.Join(names, " or "), fix)
 	}
 	return out
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }
 
 // unresolved is CUE's error for an identifier no scope declares.
@@ -489,6 +542,29 @@ func bytesLiterals(in diag.List, cwd string) diag.List {
 type operands struct{ got, gotKind, want string }
 
 func plainMismatch(values, ka, kb, src string) (string, bool) {
+	r, ok := mismatchOperands(values, ka, kb, src)
+	if !ok {
+		return "", false
+	}
+	return r.message(kindNames[r.want], r.fix()), true
+}
+
+// message says the value is not what is wanted (a kind's words), and the
+// fix, if any.
+func (r operands) message(want, fix string) string {
+	if r.gotKind == "null" {
+		return fmt.Sprintf("must be %s, not null", want)
+	}
+	msg := fmt.Sprintf("must be %s, not the %s %s", want, r.gotKind, r.got)
+	if fix != "" {
+		msg += "; write " + fix
+	}
+	return msg
+}
+
+// mismatchOperands reads which operand of a mismatch is the user's value
+// (see plainMismatches).
+func mismatchOperands(values, ka, kb, src string) (operands, bool) {
 	type split struct{ a, b string }
 	var splits []split
 	for at := 0; ; at++ {
@@ -536,15 +612,57 @@ func plainMismatch(values, ka, kb, src string) (string, bool) {
 		}
 	}
 	if r == nil || kindNames[r.want] == "" {
-		return "", false
+		return operands{}, false
 	}
 	if written != "" && (r.gotKind == "int" || r.gotKind == "float") {
 		r.got = written // as written: 8e0, not CUE's 8
 	}
-	if r.gotKind == "null" {
-		return fmt.Sprintf("must be %s, not null", kindNames[r.want]), true
+	return *r, true
+}
+
+// fix is the literal of the wanted kind the user's value meant, where one
+// follows from it: a number or bool quoted ("8" for an integer: 8), a
+// scalar unquoted for a string (8 for a string: "8"), a string for a list
+// (its words, one an element: ["--enforce-eager"]); else "".
+func (r operands) fix() string {
+	str, isStr := "", false
+	if r.gotKind == "string" {
+		if u, err := strconv.Unquote(r.got); err == nil {
+			str, isStr = u, true
+		}
 	}
-	return fmt.Sprintf("must be %s, not the %s %s", kindNames[r.want], r.gotKind, r.got), true
+	switch r.want {
+	case "string":
+		if r.gotKind == "int" || r.gotKind == "float" || r.gotKind == "bool" {
+			return strconv.Quote(r.got)
+		}
+	case "int":
+		if _, err := strconv.ParseInt(strings.ReplaceAll(str, "_", ""), 10, 64); isStr && err == nil {
+			return str
+		}
+		if f, err := strconv.ParseFloat(r.got, 64); r.gotKind == "float" && err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10) // 8.0 is a float in CUE
+		}
+	case "float", "number":
+		if _, err := strconv.ParseFloat(str, 64); isStr && err == nil && numberAt(str) == str {
+			return str
+		}
+	case "bool":
+		if isStr && (str == "true" || str == "false") {
+			return str
+		}
+	case "list":
+		if isStr {
+			var elems []string
+			for _, w := range strings.Fields(str) {
+				elems = append(elems, strconv.Quote(w))
+			}
+			if len(elems) > 0 {
+				return "[" + strings.Join(elems, ", ") + "]"
+			}
+		}
+	}
+	return ""
 }
 
 // startsWithToken reports whether src starts with the literal tok whole:

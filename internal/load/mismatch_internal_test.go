@@ -1,6 +1,13 @@
 package load
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/wlcdev/wlc/internal/diag"
+)
 
 // TestPlainMismatch: CUE's "conflicting values A and B (mismatched types
 // KA and KB)" in the user's terms, whichever operand holds " and ".
@@ -12,8 +19,12 @@ func TestPlainMismatch(t *testing.T) {
 		{env + ` and "x"`, "struct", "string", `"x"`, `must be a struct, not the string "x"`},
 		{`"a and b" and int`, "string", "int", `"a and b"`, `must be an integer, not the string "a and b"`},
 		{`"a and b" and {a: 1}`, "string", "struct", `"a and b" // why`, `must be a struct, not the string "a and b"`},
-		{`8.0 and int`, "float", "int", `8.0`, `must be an integer, not the float 8.0`},
-		{`1E+12 and string`, "int", "string", `1e12`, `must be a string, not the int 1e12`},
+		{`8.0 and int`, "float", "int", `8.0`, `must be an integer, not the float 8.0; write 8`},
+		{`"8" and int`, "string", "int", `"8"`, `must be an integer, not the string "8"; write 8`},
+		{`"0.9" and number`, "string", "number", `"0.9"`, `must be a number, not the string "0.9"; write 0.9`},
+		{`"yes" and bool`, "string", "bool", `"yes"`, `must be a bool (true or false), not the string "yes"`},
+		{`true and string`, "bool", "string", `true`, `must be a string, not the bool true; write "true"`},
+		{`1E+12 and string`, "int", "string", `1e12`, `must be a string, not the int 1e12; write "1e12"`},
 	} {
 		got, ok := plainMismatch(c.values, c.ka, c.kb, c.src)
 		if !ok || got != c.want {
@@ -22,5 +33,34 @@ func TestPlainMismatch(t *testing.T) {
 	}
 	if got, ok := plainMismatch(`{a: 1} and {b: 2}`, "struct", "struct", `x`); ok {
 		t.Errorf("a reading with no user's operand gave %q", got)
+	}
+}
+
+// A value every alternative of a disjunction refuses is one finding, the
+// scalar first, with the scalar's fix only.
+func TestPlainMismatchesDisjunction(t *testing.T) {
+	dir := t.TempDir()
+	src := "a: max_concurrency: \"4\"\nb: extra_args: \"--enforce-eager --max-num-seqs 4\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.cue"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := func(line, col int, path, msg string) diag.Diagnostic {
+		return diag.Diagnostic{Severity: diag.Error, File: "a.cue", Line: line, Column: col, Path: path, Message: msg}
+	}
+	in := diag.List{
+		at(1, 21, "a.max_concurrency", `conflicting values "4" and [...int] (mismatched types string and list)`),
+		at(1, 21, "a.max_concurrency", `conflicting values "4" and int (mismatched types string and int)`),
+		at(2, 16, "b.extra_args", `conflicting values "--enforce-eager --max-num-seqs 4" and [...string] (mismatched types string and list)`),
+	}
+	var got []string
+	for _, d := range plainMismatches(in, dir) {
+		got = append(got, d.Message)
+	}
+	want := []string{
+		`must be an integer or a list, not the string "4"; write 4`,
+		`must be a list, not the string "--enforce-eager --max-num-seqs 4"; write ["--enforce-eager", "--max-num-seqs", "4"]`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("plainMismatches:\n got %q\nwant %q", got, want)
 	}
 }
