@@ -109,7 +109,7 @@ var constraintCases = []constraintCase{
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:7:17: error: workloads.w.precision: precision must be one of bf16, fp16, fp8, int8, int4, nvfp4, mxfp4, mxfp8, mxfp4_fp8",
+			"workloads/w.cue:7:17: error: workloads.w.precision: precision must be one of bf16, fp16, fp8, int8, int4, nvfp4, mxfp4, mxfp8, mxfp4_fp8; did you mean nvfp4 or mxfp4?",
 		},
 	},
 	{

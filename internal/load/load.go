@@ -179,7 +179,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		}
 		break
 	}
-	r.Diags = syntaxHints(bytesLiterals(unquotedStrings(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd), cwd), cwd).Sorted(), cwd)
+	r.Diags = syntaxHints(meantValues(bytesLiterals(unquotedStrings(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd), cwd), cwd), cwd).Sorted(), cwd)
 	return r
 }
 

@@ -79,3 +79,58 @@ func containsWords(c, name string) bool {
 	}
 	return true
 }
+
+// Values returns the values of a closed set (cands, in their order) a
+// wrong value v most likely meant, or nil: the one that differs only in
+// case (h200 for H200), else the few (at most three) that hold v (fp4 in
+// nvfp4 and mxfp4), else the only one a single edit away. Unlike Closest
+// it never guesses between near names: a short value is near too many
+// (fp4 is one edit from fp8, which it does not mean); and another number
+// or initial is another thing, not a typo (H20 and H100 are GPUs, not
+// H200 misspelt).
+func Values(cands []string, v string) []string {
+	lv := strings.ToLower(v)
+	if lv == "" {
+		return nil
+	}
+	for _, c := range cands {
+		if strings.ToLower(c) == lv {
+			if c == v {
+				return nil // v is a value of the set
+			}
+			return []string{c}
+		}
+	}
+	var holding []string
+	for _, c := range cands {
+		if len(lv) >= 2 && strings.Contains(strings.ToLower(c), lv) && (digits(v) == "" || digits(c) == digits(v)) {
+			holding = append(holding, c)
+		}
+	}
+	if len(holding) > 0 && len(holding) <= 3 {
+		return holding
+	}
+	var near []string
+	for _, c := range cands {
+		// Not across numbers or initials: H100 and B300 are one edit
+		// from H200 and H300, and other GPUs.
+		lc := strings.ToLower(c)
+		if len([]rune(lv)) >= 3 && Distance(lc, lv) == 1 && digits(c) == digits(v) && lc[0] == lv[0] {
+			near = append(near, c)
+		}
+	}
+	if len(near) == 1 {
+		return near
+	}
+	return nil
+}
+
+// digits are the digits of s, in order.
+func digits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}

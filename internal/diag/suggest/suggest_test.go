@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestClosest(t *testing.T) {
 	cands := []string{"startup_timeout_s", "num_fewshot", "num_speculative_tokens", "num_speculative_tokens_per_batch_size", "max_num_seqs", "model", "--max-num-seqs", "--max-model-len"}
@@ -67,6 +70,35 @@ func TestLookalikes(t *testing.T) {
 			if again := Lookalikes(tc.msg + " " + tc.want); again != tc.want {
 				t.Errorf("Lookalikes of the hinted message:\n got %q\nwant %q", again, tc.want)
 			}
+		}
+	}
+}
+
+func TestValues(t *testing.T) {
+	precisions := []string{"bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4", "mxfp8", "mxfp4_fp8"}
+	profiles := []string{"H200", "B200", "MI300X", "MI355X", "B300", "GB300_SLURM", "GB300", "XPU"}
+	for _, tc := range []struct {
+		cands []string
+		v     string
+		want  []string
+	}{
+		{profiles, "h200", []string{"H200"}},
+		{profiles, "H200", nil}, // a value of the set
+		{profiles, "mi355", []string{"MI355X"}},
+		{profiles, "H100", nil}, // one edit from H200 and B200... and not meant
+		{profiles, "GB300_slurm", []string{"GB300_SLURM"}},
+		{profiles, "GB30", nil}, // another number
+		{profiles, "H20", nil},  // a GPU of its own
+		{profiles, "X300", nil}, // another initial
+		{profiles, "gb300", []string{"GB300"}},
+		{profiles, "slurm", []string{"GB300_SLURM"}},
+		{precisions, "fp4", []string{"nvfp4", "mxfp4"}},
+		{precisions, "bf61", nil},
+		{precisions, "bfl16", []string{"bf16"}},
+		{precisions, "", nil},
+	} {
+		if got := Values(tc.cands, tc.v); !slices.Equal(got, tc.want) {
+			t.Errorf("Values(%q) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
 }
