@@ -526,8 +526,11 @@ func bytesLiterals(in diag.List, cwd string) diag.List {
 	out := make(diag.List, len(in))
 	for i, d := range in {
 		out[i] = d
+		if d.Severity != diag.Error {
+			continue
+		}
 		at := sourceAt(cwd, d)
-		if !strings.HasPrefix(at, "'") || d.Severity != diag.Error {
+		if !strings.HasPrefix(at, "'") {
 			continue
 		}
 		fix := "a string in double quotes"
