@@ -14,12 +14,10 @@ import (
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
-	"github.com/wlcdev/wlc/internal/diag/suggest"
 )
 
 // userPos returns the position of v in a user file, looking through the
@@ -490,103 +488,6 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
-}
-
-// unresolved is CUE's error for an identifier no scope declares.
-var unresolved = regexp.MustCompile(`^reference "([^"]+)" not found$`)
-
-// unquotedStrings says what fixes a reference to nothing: a plain name
-// written as a field's value or a list's element is nearly always a
-// string without its quotes (`precision: bf16`), which CUE reads as a
-// reference; anything else (a helper, a definition, an import) is a name
-// misspelled or not declared.
-func unquotedStrings(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		m := unresolved.FindStringSubmatch(d.Message)
-		if m == nil {
-			continue
-		}
-		before := strings.TrimRight(sourceBefore(cwd, d), " \t")
-		if !strings.HasPrefix(m[1], "_") && !strings.HasPrefix(m[1], "#") && before != "" && strings.ContainsAny(before[len(before)-1:], ":[,") {
-			out[i].Message = fmt.Sprintf("%s; a string needs quotes: %q (or declare %s in the package)", d.Message, m[1], m[1])
-		} else {
-			out[i].Message = fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
-		}
-	}
-	return out
-}
-
-// bytesLiterals says what fixes a value written in single quotes, which
-// CUE reads as bytes, not a string: its error ("must be a string, not the
-// bytes 'x'", or a constraint's own message such as "precision must be one
-// of bf16, ...", which reads as if bf16 were refused) gains the fix.
-func bytesLiterals(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		if d.Severity != diag.Error {
-			continue
-		}
-		at := sourceAt(cwd, d)
-		if !strings.HasPrefix(at, "'") {
-			continue
-		}
-		fix := "a string in double quotes"
-		if end := strings.Index(at[1:], "'"); end > 0 && !strings.ContainsAny(at[1:end+1], `"\`) {
-			fix = `"` + at[1:end+1] + `"`
-		}
-		out[i].Message += "; single quotes make bytes in CUE: write " + fix
-	}
-	return out
-}
-
-// closedSets finds the values a closed set's message lists ("must be one
-// of a, b", "use one of a, b", "known profiles: A, B").
-var closedSets = regexp.MustCompile(`(?:must be one of|use one of|known profiles:) ([A-Za-z0-9_.\-]+(?:, [A-Za-z0-9_.\-]+)+)`)
-
-// meantValues adds "did you mean …?" to an error refusing a string not in
-// a closed set the message lists, with the values it likely meant
-// (suggest.Values: h200 for H200, nvfp4 or mxfp4 for fp4).
-func meantValues(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		m := closedSets.FindStringSubmatch(d.Message)
-		if m == nil || d.Severity != diag.Error || strings.Contains(d.Message, "did you mean") {
-			continue
-		}
-		v, ok := stringAt(sourceAt(cwd, d))
-		if !ok {
-			continue
-		}
-		if meant := suggest.Values(strings.Split(m[1], ", "), v); len(meant) > 0 {
-			last := len(meant) - 1
-			if last > 0 {
-				meant = []string{strings.Join(meant[:last], ", "), meant[last]}
-			}
-			out[i].Message += "; did you mean " + strings.Join(meant, " or ") + "?"
-		}
-	}
-	return out
-}
-
-// stringAt is the double-quoted string literal src starts with.
-func stringAt(src string) (string, bool) {
-	if !strings.HasPrefix(src, `"`) || strings.HasPrefix(src, `"""`) {
-		return "", false
-	}
-	for i := 1; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '"':
-			s, err := literal.Unquote(src[:i+1])
-			return s, err == nil
-		}
-	}
-	return "", false
 }
 
 // operands is one reading of a mismatch: the user's operand and kind, and
