@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/scanner"
@@ -19,6 +20,12 @@ import (
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/diag/suggest"
 )
+
+// hints are the passes that add what to write, in order (syntaxHints,
+// which matches parse errors by file, runs on the sorted findings).
+var hints = []func(in diag.List, cwd string) diag.List{
+	plainMismatches, unquotedStrings, bytesLiterals, meantValues, slurmTimes,
+}
 
 // unresolved is CUE's error for an identifier no scope declares.
 var unresolved = regexp.MustCompile(`^reference "([^"]+)" not found$`)
@@ -115,6 +122,33 @@ func stringAt(src string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// slurmTimes says which Slurm time a time_limit written as a duration
+// (2h, 90m, 1h30m) meant: Slurm reads none of those.
+func slurmTimes(in diag.List, cwd string) diag.List {
+	out := make(diag.List, len(in))
+	for i, d := range in {
+		out[i] = d
+		if d.Severity != diag.Error || !strings.HasPrefix(d.Message, "time_limit must be ") {
+			continue
+		}
+		v, ok := stringAt(sourceAt(cwd, d))
+		if !ok {
+			continue
+		}
+		dur, err := time.ParseDuration(strings.ReplaceAll(v, " ", ""))
+		if err != nil || dur <= 0 || dur%time.Second != 0 {
+			continue
+		}
+		s := int64(dur / time.Second)
+		t := fmt.Sprintf("%02d:%02d:%02d", s/3600%24, s/60%60, s%60)
+		if days := s / 86400; days > 0 {
+			t = fmt.Sprintf("%d-%s", days, t)
+		}
+		out[i].Message += fmt.Sprintf("; %s is %q in Slurm's form", v, t)
+	}
+	return out
 }
 
 // syntaxHints says what fixes CUE's parse errors, which say only what the

@@ -179,7 +179,11 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		}
 		break
 	}
-	r.Diags = syntaxHints(meantValues(bytesLiterals(unquotedStrings(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), cwd), cwd), cwd), cwd).Sorted(), cwd)
+	diags := dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks)
+	for _, hint := range hints {
+		diags = hint(diags, cwd)
+	}
+	r.Diags = syntaxHints(diags.Sorted(), cwd)
 	return r
 }
 
