@@ -1059,7 +1059,7 @@ profiles: H200: {hardware: "H200", runtime: "docker", queue: "h200", slurm: max_
 profiles: H200: {hardware: "H200", runtime: "slurm", queue: "h200", slurm: {max_nodes: 1, time_limit: "2h"}}
 `,
 		want: []string{
-			"workloads/profiles.cue:3:103: error: profiles.H200.slurm.time_limit: time_limit must be minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS, e.g. \"02:00:00\"",
+			"workloads/profiles.cue:3:103: error: profiles.H200.slurm.time_limit: time_limit must be minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS, e.g. \"02:00:00\"; 2h is \"02:00:00\" in Slurm's form",
 		},
 	},
 	{
