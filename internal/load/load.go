@@ -349,6 +349,7 @@ func (l *loader) run(dir string) {
 			l.res.Diags.Warnf(l.rel(f.Filename), 1, 1, "", "has no package clause, so it is not part of the package and wlc ignores it; start it with `package %s`", insts[0].PkgName)
 		}
 	}
+	l.warnNested(abs, insts[0].PkgName)
 	l.pkg, l.files = pkg, insts[0].Files
 	l.schemaInst, l.defsBuilt = insts[1], newSchemaDefs(sch)
 	l.decodeCatalog(sch)
