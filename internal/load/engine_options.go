@@ -3,7 +3,6 @@ package load
 import (
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -20,11 +19,8 @@ import (
 // other field of a serve block names a further vLLM option.
 var serveFields = sync.OnceValue(func() map[string]bool {
 	out := map[string]bool{}
-	t := reflect.TypeOf(schema.Serve{})
-	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
-			out[name] = true
-		}
+	for name := range jsonFields(reflect.TypeOf(schema.Serve{})) {
+		out[name] = true
 	}
 	return out
 })

@@ -122,10 +122,7 @@ func (l *loader) walkDecls(decls []ast.Decl, path, prefix []cue.Selector) {
 			}
 			if len(child) > len(prefix) {
 				if !l.allowed(path, name) {
-					why := notAllowed(path, name)
-					if s := suggest.Closest(l.fieldNames(path), name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
-						why = fmt.Sprintf("%s is not a field here; did you mean %s?", name, s)
-					}
+					why := l.whyNotAllowed(path, name, l.fieldNames(path))
 					l.addCUEError(cueerrors.Newf(x.Label.Pos(), "field not allowed: %s", why), cue.Value{}, cue.MakePath(child...))
 					continue
 				}
@@ -219,7 +216,7 @@ func (l *loader) schemaAt(path []cue.Selector) (cue.Value, bool) {
 // suggesting the one a misspelt label meant.
 func (l *loader) fieldNames(path []cue.Selector) []string {
 	if len(path) == 2 {
-		return slices.Sorted(maps.Keys(topLevelFields(path[0].String())))
+		return mirrorFields(path)
 	}
 	def, ok := l.schemaAt(path)
 	if !ok {
@@ -259,11 +256,18 @@ func (l *loader) explainNotAllowed(path []string) string {
 	if slices.Contains(names, name) {
 		return bare // a field the schema has, refused here by a condition
 	}
-	why := notAllowed(parent, name)
+	return bare + ": " + l.whyNotAllowed(parent, name, names)
+}
+
+// whyNotAllowed says why name cannot be a field under path (notAllowed)
+// and, for an unknown field, which of names (the fields there) it
+// likely meant.
+func (l *loader) whyNotAllowed(path []cue.Selector, name string, names []string) string {
+	why := notAllowed(path, name)
 	if s := suggest.Closest(names, name); s != "" && strings.HasSuffix(why, "(wlc show prints a resolved workload)") {
 		why = fmt.Sprintf("%s is not a field here; did you mean %s?", name, s)
 	}
-	return bare + ": " + why
+	return why
 }
 
 // notAllowed says why name cannot be a field under path: maps keyed by
@@ -384,7 +388,7 @@ func mirrorFields(path []cue.Selector) []string {
 		case sel.IsString() && t.Kind() == reflect.Map:
 			t = t.Elem()
 		case sel.IsString() && t.Kind() == reflect.Struct:
-			f, ok := jsonField(t, sel.Unquoted())
+			f, ok := jsonFields(t)[sel.Unquoted()]
 			if !ok {
 				return nil
 			}
@@ -396,35 +400,29 @@ func mirrorFields(path []cue.Selector) []string {
 	if t = elem(t); t.Kind() != reflect.Struct {
 		return nil
 	}
-	var names []string
+	return slices.Sorted(maps.Keys(jsonFields(t)))
+}
+
+// jsonFields are t's fields by JSON name (the tag's; untagged and "-"
+// fields are not the schema's).
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
 	for i := range t.NumField() {
 		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
-			names = append(names, name)
+			out[name] = t.Field(i)
 		}
 	}
-	return names
+	return out
 }
 
-// jsonField is t's field whose JSON name is name.
-func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
-			return t.Field(i), true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
+// topLevelFields is the set of fields a workload or profile may have.
 func topLevelFields(kind string) map[string]bool {
-	var t reflect.Type
+	t := reflect.TypeOf(schema.Profile{})
 	if kind == "workloads" {
 		t = reflect.TypeOf(schema.Workload{})
-	} else {
-		t = reflect.TypeOf(schema.Profile{})
 	}
 	out := map[string]bool{}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	for name := range jsonFields(t) {
 		out[name] = true
 	}
 	return out
