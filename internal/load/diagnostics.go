@@ -1,9 +1,9 @@
 package load
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -428,7 +428,7 @@ var kindNames = map[string]string{
 // is one finding: "must be an integer or a list, not the string "x"",
 // with the fix of a scalar alternative only (a list's elements may not
 // be strings).
-func plainMismatches(in diag.List, cwd string) diag.List {
+func plainMismatches(in diag.List, src *sources) diag.List {
 	type plain struct {
 		first int // index in out of the value's finding
 		wants []string
@@ -443,7 +443,7 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 			out = append(out, d)
 			continue
 		}
-		r, ok := mismatchOperands(m[1], m[2], m[3], sourceAt(cwd, d))
+		r, ok := mismatchOperands(m[1], m[2], m[3], src.at(d))
 		if !ok {
 			out = append(out, d)
 			continue
@@ -461,9 +461,13 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 	}
 	for _, p := range order {
 		// The scalar first: "an integer or a list".
-		slices.SortStableFunc(p.wants, func(a, b string) int {
-			return cmpBool(a == "list" || a == "struct", b == "list" || b == "struct")
-		})
+		composite := func(kind string) int {
+			if kind == "list" || kind == "struct" {
+				return 1
+			}
+			return 0
+		}
+		slices.SortStableFunc(p.wants, func(a, b string) int { return cmp.Compare(composite(a), composite(b)) })
 		var names []string
 		fix := ""
 		for _, w := range p.wants {
@@ -479,28 +483,9 @@ func plainMismatches(in diag.List, cwd string) diag.List {
 	return out
 }
 
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case !a:
-		return -1
-	}
-	return 1
-}
-
 // operands is one reading of a mismatch: the user's operand and kind, and
 // the wanted kind.
 type operands struct{ got, gotKind, want string }
-
-func plainMismatch(values, ka, kb, src string) (string, bool) {
-	r, ok := mismatchOperands(values, ka, kb, src)
-	if !ok {
-		return "", false
-	}
-	return r.message(kindNames[r.want], r.fix()), true
-}
 
 // message says the value is not what is wanted (a kind's words), and the
 // fix, if any.
@@ -642,42 +627,6 @@ func numberAt(src string) string {
 		return ""
 	}
 	return tok
-}
-
-// sourceAt is the rest of the line at d's position.
-func sourceAt(cwd string, d diag.Diagnostic) string {
-	_, at := sourceLine(cwd, d)
-	return at
-}
-
-// sourceBefore is the line at d's position up to it.
-func sourceBefore(cwd string, d diag.Diagnostic) string {
-	before, _ := sourceLine(cwd, d)
-	return before
-}
-
-// sourceLine is the line at d's position, split there.
-func sourceLine(cwd string, d diag.Diagnostic) (before, at string) {
-	if d.File == "" || d.Line < 1 || d.Column < 1 {
-		return "", ""
-	}
-	p := d.File
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return "", ""
-	}
-	lines := strings.Split(string(data), "\n")
-	if d.Line > len(lines) {
-		return "", ""
-	}
-	line := lines[d.Line-1] // CUE columns count bytes
-	if d.Column-1 > len(line) {
-		return "", ""
-	}
-	return line[:d.Column-1], line[d.Column-1:]
 }
 
 // singleServerRules are the schema rules (_check.<blame>.<rule>) about one

@@ -21,90 +21,133 @@ import (
 	"github.com/wlcdev/wlc/internal/diag/suggest"
 )
 
-// hints are the passes that add what to write, in order (syntaxHints,
-// which matches parse errors by file, runs on the sorted findings).
-var hints = []func(in diag.List, cwd string) diag.List{
-	plainMismatches, unquotedStrings, bytesLiterals, meantValues, slurmTimes,
+// sources holds the files findings name, each read once, for the
+// passes that look at what the user wrote there.
+type sources struct {
+	cwd   string
+	files map[string]*source // nil: the file could not be read
+}
+
+// source is one file's bytes and lines.
+type source struct {
+	data  []byte
+	lines []string
+}
+
+func newSources(cwd string) *sources {
+	return &sources{cwd: cwd, files: map[string]*source{}}
+}
+
+// file is the file d names, or nil.
+func (s *sources) file(d diag.Diagnostic) *source {
+	if d.File == "" {
+		return nil
+	}
+	f, ok := s.files[d.File]
+	if !ok {
+		p := d.File
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.cwd, p)
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			f = &source{data: data, lines: strings.Split(string(data), "\n")}
+		}
+		s.files[d.File] = f
+	}
+	return f
+}
+
+// line is the line at d's position, split there (CUE's columns count
+// bytes); "" and "" where d has no position in a readable file.
+func (s *sources) line(d diag.Diagnostic) (before, at string) {
+	if d.Line < 1 || d.Column < 1 {
+		return "", ""
+	}
+	f := s.file(d)
+	if f == nil || d.Line > len(f.lines) || d.Column-1 > len(f.lines[d.Line-1]) {
+		return "", ""
+	}
+	line := f.lines[d.Line-1]
+	return line[:d.Column-1], line[d.Column-1:]
+}
+
+// at is the rest of the line at d's position.
+func (s *sources) at(d diag.Diagnostic) string {
+	_, at := s.line(d)
+	return at
+}
+
+// hints add what to write to one finding, in order, each returning its
+// message; syntaxHints, which matches parse errors by file, runs on the
+// sorted findings after them.
+var hints = []func(d diag.Diagnostic, src *sources) string{
+	quoteHint, bytesHint, meantHint, slurmTimeHint,
 }
 
 // unresolved is CUE's error for an identifier no scope declares.
 var unresolved = regexp.MustCompile(`^reference "([^"]+)" not found$`)
 
-// unquotedStrings says what fixes a reference to nothing: a plain name
-// written as a field's value or a list's element is nearly always a
-// string without its quotes (`precision: bf16`), which CUE reads as a
-// reference; anything else (a helper, a definition, an import) is a name
-// misspelled or not declared.
-func unquotedStrings(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		m := unresolved.FindStringSubmatch(d.Message)
-		if m == nil {
-			continue
-		}
-		before := strings.TrimRight(sourceBefore(cwd, d), " \t")
-		if !strings.HasPrefix(m[1], "_") && !strings.HasPrefix(m[1], "#") && before != "" && strings.ContainsAny(before[len(before)-1:], ":[,") {
-			out[i].Message = fmt.Sprintf("%s; a string needs quotes: %q (or declare %s in the package)", d.Message, m[1], m[1])
-		} else {
-			out[i].Message = fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
-		}
+// quoteHint says what fixes a reference to nothing: a plain name written
+// as a field's value or a list's element is nearly always a string
+// without its quotes (`precision: bf16`), which CUE reads as a reference;
+// anything else (a helper, a definition, an import) is a name misspelled
+// or not declared.
+func quoteHint(d diag.Diagnostic, src *sources) string {
+	m := unresolved.FindStringSubmatch(d.Message)
+	if m == nil {
+		return d.Message
 	}
-	return out
+	before, _ := src.line(d)
+	before = strings.TrimRight(before, " \t")
+	if !strings.HasPrefix(m[1], "_") && !strings.HasPrefix(m[1], "#") && before != "" && strings.ContainsAny(before[len(before)-1:], ":[,") {
+		return fmt.Sprintf("%s; a string needs quotes: %q (or declare %s in the package)", d.Message, m[1], m[1])
+	}
+	return fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
 }
 
-// bytesLiterals says what fixes a value written in single quotes, which
-// CUE reads as bytes, not a string: its error ("must be a string, not the
-// bytes 'x'", or a constraint's own message such as "precision must be one
-// of bf16, ...", which reads as if bf16 were refused) gains the fix.
-func bytesLiterals(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		if d.Severity != diag.Error {
-			continue
-		}
-		at := sourceAt(cwd, d)
-		if !strings.HasPrefix(at, "'") {
-			continue
-		}
-		fix := "a string in double quotes"
-		if end := strings.Index(at[1:], "'"); end > 0 && !strings.ContainsAny(at[1:end+1], `"\`) {
-			fix = `"` + at[1:end+1] + `"`
-		}
-		out[i].Message += "; single quotes make bytes in CUE: write " + fix
+// bytesHint says what fixes a value written in single quotes, which CUE
+// reads as bytes, not a string: its error ("must be a string, not the
+// bytes 'x'", or a constraint's own message such as "precision must be
+// one of bf16, ...", which reads as if bf16 were refused) gains the fix.
+func bytesHint(d diag.Diagnostic, src *sources) string {
+	if d.Severity != diag.Error {
+		return d.Message
 	}
-	return out
+	at := src.at(d)
+	if !strings.HasPrefix(at, "'") {
+		return d.Message
+	}
+	fix := "a string in double quotes"
+	if end := strings.Index(at[1:], "'"); end > 0 && !strings.ContainsAny(at[1:end+1], `"\`) {
+		fix = `"` + at[1:end+1] + `"`
+	}
+	return d.Message + "; single quotes make bytes in CUE: write " + fix
 }
 
 // closedSets finds the values a closed set's message lists ("must be one
 // of a, b", "use one of a, b", "known profiles: A, B").
 var closedSets = regexp.MustCompile(`(?:must be one of|use one of|known profiles:) ([A-Za-z0-9_.\-]+(?:, [A-Za-z0-9_.\-]+)+)`)
 
-// meantValues adds "did you mean …?" to an error refusing a string not in
-// a closed set the message lists, with the values it likely meant
+// meantHint adds "did you mean …?" to an error refusing a string not in a
+// closed set the message lists, with the values it likely meant
 // (suggest.Values: h200 for H200, nvfp4 or mxfp4 for fp4).
-func meantValues(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		m := closedSets.FindStringSubmatch(d.Message)
-		if m == nil || d.Severity != diag.Error || strings.Contains(d.Message, "did you mean") {
-			continue
-		}
-		v, ok := stringAt(sourceAt(cwd, d))
-		if !ok {
-			continue
-		}
-		if meant := suggest.Values(strings.Split(m[1], ", "), v); len(meant) > 0 {
-			last := len(meant) - 1
-			if last > 0 {
-				meant = []string{strings.Join(meant[:last], ", "), meant[last]}
-			}
-			out[i].Message += "; did you mean " + strings.Join(meant, " or ") + "?"
-		}
+func meantHint(d diag.Diagnostic, src *sources) string {
+	m := closedSets.FindStringSubmatch(d.Message)
+	if m == nil || d.Severity != diag.Error || strings.Contains(d.Message, "did you mean") {
+		return d.Message
 	}
-	return out
+	v, ok := stringAt(src.at(d))
+	if !ok {
+		return d.Message
+	}
+	meant := suggest.Values(strings.Split(m[1], ", "), v)
+	if len(meant) == 0 {
+		return d.Message
+	}
+	if last := len(meant) - 1; last > 0 {
+		meant = []string{strings.Join(meant[:last], ", "), meant[last]}
+	}
+	return d.Message + "; did you mean " + strings.Join(meant, " or ") + "?"
 }
 
 // stringAt is the double-quoted string literal src starts with.
@@ -124,31 +167,26 @@ func stringAt(src string) (string, bool) {
 	return "", false
 }
 
-// slurmTimes says which Slurm time a time_limit written as a duration
+// slurmTimeHint says which Slurm time a time_limit written as a duration
 // (2h, 90m, 1h30m) meant: Slurm reads none of those.
-func slurmTimes(in diag.List, cwd string) diag.List {
-	out := make(diag.List, len(in))
-	for i, d := range in {
-		out[i] = d
-		if d.Severity != diag.Error || !strings.HasPrefix(d.Message, "time_limit must be ") {
-			continue
-		}
-		v, ok := stringAt(sourceAt(cwd, d))
-		if !ok {
-			continue
-		}
-		dur, err := time.ParseDuration(strings.ReplaceAll(v, " ", ""))
-		if err != nil || dur <= 0 || dur%time.Second != 0 {
-			continue
-		}
-		s := int64(dur / time.Second)
-		t := fmt.Sprintf("%02d:%02d:%02d", s/3600%24, s/60%60, s%60)
-		if days := s / 86400; days > 0 {
-			t = fmt.Sprintf("%d-%s", days, t)
-		}
-		out[i].Message += fmt.Sprintf("; %s is %q in Slurm's form", v, t)
+func slurmTimeHint(d diag.Diagnostic, src *sources) string {
+	if d.Severity != diag.Error || !strings.HasPrefix(d.Message, "time_limit must be ") {
+		return d.Message
 	}
-	return out
+	v, ok := stringAt(src.at(d))
+	if !ok {
+		return d.Message
+	}
+	dur, err := time.ParseDuration(strings.ReplaceAll(v, " ", ""))
+	if err != nil || dur <= 0 || dur%time.Second != 0 {
+		return d.Message
+	}
+	secs := int64(dur / time.Second)
+	t := fmt.Sprintf("%02d:%02d:%02d", secs/3600%24, secs/60%60, secs%60)
+	if days := secs / 86400; days > 0 {
+		t = fmt.Sprintf("%d-%s", days, t)
+	}
+	return d.Message + fmt.Sprintf("; %s is %q in Slurm's form", v, t)
 }
 
 // syntaxHints says what fixes CUE's parse errors, which say only what the
@@ -158,7 +196,7 @@ func slurmTimes(in diag.List, cwd string) diag.List {
 // balance, "expected '}', found 'EOF'" after an earlier error is the
 // parser's recovery running to the end of the file, not a second mistake,
 // and is dropped. A parse error is a finding without a path.
-func syntaxHints(in diag.List, cwd string) diag.List {
+func syntaxHints(in diag.List, src *sources) diag.List {
 	type fileState struct {
 		last    int    // index in out of the file's last parse error
 		bracket string // what is wrong with its brackets; "" when they balance
@@ -172,16 +210,12 @@ func syntaxHints(in diag.List, cwd string) diag.List {
 		}
 		fs := files[d.File]
 		if fs == nil {
-			p := d.File
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(cwd, p)
-			}
-			src, err := os.ReadFile(p)
-			if err != nil {
+			f := src.file(d)
+			if f == nil {
 				out = append(out, d)
 				continue
 			}
-			fs = &fileState{last: -1, bracket: unbalanced(p, src)}
+			fs = &fileState{last: -1, bracket: unbalanced(d.File, f.data)}
 			files[d.File] = fs
 		}
 		if fs.last >= 0 && fs.bracket == "" && strings.HasSuffix(d.Message, "found 'EOF'") {

@@ -58,10 +58,11 @@ func TestUnquotedStrings(t *testing.T) {
 		`conflicting values 1 and 2`,
 	}
 	var got []string
-	for _, d := range unquotedStrings(in, dir) {
-		got = append(got, d.Message)
+	files := newSources(dir)
+	for _, d := range in {
+		got = append(got, quoteHint(d, files))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("unquotedStrings (-want +got):\n%s", diff)
+		t.Errorf("quoteHint (-want +got):\n%s", diff)
 	}
 }

@@ -179,11 +179,14 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		}
 		break
 	}
-	diags := dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks)
-	for _, hint := range hints {
-		diags = hint(diags, cwd)
+	src := newSources(cwd)
+	diags := plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src)
+	for i := range diags {
+		for _, hint := range hints {
+			diags[i].Message = hint(diags[i], src)
+		}
 	}
-	r.Diags = syntaxHints(diags.Sorted(), cwd)
+	r.Diags = syntaxHints(diags.Sorted(), src)
 	return r
 }
 

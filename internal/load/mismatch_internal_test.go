@@ -53,7 +53,7 @@ func TestPlainMismatchesDisjunction(t *testing.T) {
 		at(2, 16, "b.extra_args", `conflicting values "--enforce-eager --max-num-seqs 4" and [...string] (mismatched types string and list)`),
 	}
 	var got []string
-	for _, d := range plainMismatches(in, dir) {
+	for _, d := range plainMismatches(in, newSources(dir)) {
 		got = append(got, d.Message)
 	}
 	want := []string{
@@ -63,4 +63,14 @@ func TestPlainMismatchesDisjunction(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("plainMismatches:\n got %q\nwant %q", got, want)
 	}
+}
+
+// plainMismatch is the finding's message for one mismatch of kinds ka
+// and kb between values, the user's source at it src.
+func plainMismatch(values, ka, kb, src string) (string, bool) {
+	r, ok := mismatchOperands(values, ka, kb, src)
+	if !ok {
+		return "", false
+	}
+	return r.message(kindNames[r.want], r.fix()), true
 }
