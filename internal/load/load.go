@@ -460,15 +460,9 @@ func (l *loader) packageClash(err error, dir string) bool {
 		if strings.HasSuffix(base, "_tool.cue") || strings.HasSuffix(base, "_test.cue") {
 			continue // not loaded by cue/load
 		}
-		pf, perr := parser.ParseFile(f, nil, parser.PackageClauseOnly)
-		if perr != nil {
-			continue
-		}
-		for _, d := range pf.Decls {
-			if p, ok := d.(*ast.Package); ok && p.Name != nil && p.Name.Name != "_" {
-				clauses = append(clauses, clause{f, p.Name})
-				count[p.Name.Name]++
-			}
+		if p := packageClause(f); p != nil && p.Name.Name != "_" {
+			clauses = append(clauses, clause{f, p.Name})
+			count[p.Name.Name]++
 		}
 	}
 	// The package most files declare is the one meant; with no single

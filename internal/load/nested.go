@@ -45,7 +45,8 @@ func (l *loader) warnNested(dir, pkg string) {
 	})
 }
 
-// packageClause is the package clause of the .cue file at path, or nil.
+// packageClause is the package clause of the .cue file at path, or nil
+// (none, or one that does not parse). Only the file's head is read.
 func packageClause(path string) *ast.Package {
 	f, err := os.Open(path)
 	if err != nil {
@@ -56,8 +57,8 @@ func packageClause(path string) *ast.Package {
 	if err != nil {
 		return nil
 	}
-	pf, _ := parser.ParseFile(path, head, parser.PackageClauseOnly)
-	if pf == nil {
+	pf, err := parser.ParseFile(path, head, parser.PackageClauseOnly)
+	if err != nil {
 		return nil
 	}
 	for _, d := range pf.Decls {
