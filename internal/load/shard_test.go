@@ -225,7 +225,7 @@ workload: f_top: {}
 func TestShardedLoadBroken(t *testing.T) {
 	root := writePkg(t, brokenFiles)
 	out, _ := requireSameLoadResult(t, root, load.Options{}, 1, true)
-	for _, want := range []string{
+	requireFindings(t, out,
 		"workloads/a.cue:11:31: error: workloads.a_typo.serve.tensor_parallel_sise: tensor_parallel_sise is no option of vllm serve in vLLM main-2026-08-17 (there is no --tensor-parallel-sise); did you mean tensor_parallel_size?",
 		"workloads/b.cue:5:17: error: workloads.dup.gpus_per_node: conflicting values 4 and 8",
 		"workloads/c.cue:3:12: error: workloads.dup: workload dup is defined in 2 places",
@@ -237,7 +237,13 @@ func TestShardedLoadBroken(t *testing.T) {
 		"workloads/e.cue:13:122: error: workloads.e_rule.vllm_bench.configs[0].args.\"num-prompts\": bench arg num-prompts is set by wlc",
 		"workloads/e.cue:11:17: error: workloads.e_rule.gpus_per_node: tensor_parallel_size × data_parallel_size",
 		"workloads/f.cue:3:1: error: workload: unknown top-level field workload",
-	} {
+	)
+}
+
+// requireFindings requires out (loadOutput's) to hold each of wants.
+func requireFindings(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("findings lack %q:\n%s", want, out)
 		}
