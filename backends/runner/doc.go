@@ -99,12 +99,17 @@
 //
 // Port: WLC_PORT, else the workload's port (fails at once when taken),
 // else cksum(run id) mapped into 20000-32767 and the next free one (a
-// connect probe), so two jobs on one host never collide.
+// connect probe), each claimed first (an flock under WLC_PORT_LOCKS,
+// /tmp/wlc-ports, held as long as the job or its server lives), so two
+// jobs on one host never pick one port, even before either server binds
+// it.
 //
 // Readiness: /health, then /v1/models listing exactly the model (its JSON
 // string, so a longer name does not match), polled every WLC_POLL_S (5)
 // seconds for startup_timeout_s; a dead server ends the wait at once with
-// its exit status and last log lines; a timeout exits 124.
+// its exit status and last log lines; a timeout exits 124. vLLM binds with
+// SO_REUSEPORT, so another server can share the port: at readiness and
+// before each step, a second socket listening on it ends the job (95).
 //
 // Steps: each runs through wlc_step. A failure records its status (the
 // first one is the script's exit status) and the next steps still run on
@@ -121,6 +126,7 @@
 // the server, kills the log follower and exits with the first failure,
 // classified (outcome.sh): an infrastructure failure (a failed image pull,
 // no GPU, out of memory while loading, NCCL, a server the system killed:
-// its log says which) exits with its own status (Exits: 90-94), which the
-// Buildkite steps retry; any other is the workload's, never retried.
+// its log says which; a shared port) exits with its own status (Exits:
+// 90-95), which the Buildkite steps retry; any other is the workload's,
+// never retried.
 package runner

@@ -28,6 +28,7 @@ var Exits = []Exit{
 	{92, "WLC_EXIT_OOM", true, "out of memory while the server loaded"},
 	{93, "WLC_EXIT_COMM", true, "an NCCL (RCCL, Gloo) communication error"},
 	{94, "WLC_EXIT_KILLED", true, "the system killed the server (SIGKILL: the OOM killer, a node drained)"},
+	{95, "WLC_EXIT_PORT", true, "another server listens on the job's port beside its own (the results would mix)"},
 }
 
 // InvalidResults is the status of a step whose results are not true

@@ -64,7 +64,9 @@ wlc_token_forget() {
 }
 trap wlc_token_forget EXIT
 WLC_FAILED=()       # labels of the failed steps, for the summary
-WLC_SERVER_GONE=0   # 1 once the server died: the remaining steps are skipped; none: no server (a custom job)
+WLC_SERVER_GONE=0   # 1 once the server died, shared once another server listens on its port: the remaining steps are skipped; none: no server (a custom job)
+WLC_PORT_LOCKS=${WLC_PORT_LOCKS:-/tmp/wlc-ports} # this host's port claims (wlc_claim_port)
+WLC_PORT_FD=''      # the descriptor holding this job's claim
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
 WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
@@ -137,10 +139,16 @@ wlc_port_free() { ! (exec 3<>"/dev/tcp/$WLC_HOST/$1") 2>/dev/null; }
 # that one is taken, the next free one. A fixed port that is taken fails
 # now rather than after the model loaded. The range ends below Linux's
 # ephemeral ports (32768-60999): a connect probe cannot see a port some
-# client holds as its source port, and bind would then fail.
+# client holds as its source port, and bind would then fail. The port is
+# claimed first (wlc_claim_port), so a job starting beside this one skips
+# it even before the server binds it.
 wlc_pick_port() {
   local port=${WLC_PORT:-$WLC_WORKLOAD_PORT} sum i
   if [ -n "$port" ]; then
+    if ! wlc_claim_port "$port"; then
+      wlc_log "port $port is claimed by another wlc job on this host ($WLC_PORT_LOCKS/$port); set WLC_PORT to a free port"
+      exit 1
+    fi
     if ! wlc_port_free "$port"; then
       wlc_log "port $port is in use (another job on this host?); set WLC_PORT to a free port"
       exit 1
@@ -151,14 +159,69 @@ wlc_pick_port() {
   sum=$(printf '%s' "$WLC_RUN_ID" | cksum)
   port=$((20000 + ${sum%% *} % 12768))
   for ((i = 0; i < 100; i++)); do
-    if wlc_port_free "$port"; then
-      WLC_PORT=$port
-      return 0
+    if wlc_claim_port "$port"; then
+      if wlc_port_free "$port"; then
+        WLC_PORT=$port
+        return 0
+      fi
+      wlc_unclaim_port
     fi
     port=$((20000 + (port - 20000 + 1) % 12768))
   done
   wlc_log "no free port among the 100 after the one derived from run $WLC_RUN_ID; set WLC_PORT"
   exit 1
+}
+
+# wlc_claim_port PORT: takes this host's claim on PORT: an flock on the file
+# $WLC_PORT_LOCKS/PORT, held on a descriptor the server and every other
+# child inherit, so the claim lasts while anything of the job does and the
+# kernel drops it when the last of them exits (a killed job leaves nothing
+# to clean up; the files stay, empty, as removing one would race with a
+# job opening it). A free-port probe alone lets two jobs starting side by
+# side pick one port before either server binds it, and vLLM binds with
+# SO_REUSEPORT: both servers would serve it and each job's clients reach
+# either. Fails when another job holds PORT; where flock or the directory
+# is missing, claims are skipped (the probe and wlc_port_alone remain).
+wlc_claim_port() {
+  local f=$WLC_PORT_LOCKS/$1
+  command -v flock >/dev/null 2>&1 || return 0
+  [ -d "$WLC_PORT_LOCKS" ] || mkdir -m 1777 "$WLC_PORT_LOCKS" 2>/dev/null || [ -d "$WLC_PORT_LOCKS" ] || return 0
+  if [ ! -e "$f" ]; then
+    # Readable by every user's jobs: flock needs only a read descriptor.
+    : >>"$f" 2>/dev/null && chmod 0644 "$f" 2>/dev/null
+  fi
+  [ -r "$f" ] || return 0
+  exec {WLC_PORT_FD}<"$f"
+  flock -n "$WLC_PORT_FD" && return 0
+  wlc_unclaim_port
+  return 1
+}
+
+# wlc_unclaim_port: gives the claim up (the port was not free after all).
+wlc_unclaim_port() {
+  [ -z "$WLC_PORT_FD" ] || exec {WLC_PORT_FD}<&-
+  WLC_PORT_FD=''
+}
+
+# wlc_port_alone: at most one socket listens on $WLC_PORT here (Linux's
+# /proc/net/tcp and tcp6; a host or network namespace where the server's
+# socket is not visible counts none). vLLM binds with SO_REUSEPORT, so a
+# second server started on the port (by hand, or by a job whose claims
+# live in another /tmp) binds it too and the kernel splits the connections
+# between them: requests would reach a server of another configuration
+# and the results would mix. Says so and fails then.
+wlc_port_alone() {
+  local n
+  n=$(awk -v port="$(printf ':%04X' "$WLC_PORT")" \
+    '$4 == "0A" && substr($2, length($2) - 4) == port { n++ } END { print n + 0 }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null) || n=0
+  [ "${n:-0}" -gt 1 ] || return 0
+  if [ -z "$WLC_INFRA" ]; then
+    WLC_INFRA=$WLC_EXIT_PORT
+    WLC_INFRA_WHY="another server listens on port $WLC_PORT beside this job's"
+  fi
+  wlc_log "$n sockets listen on port $WLC_PORT: another server shares it with this job's (vLLM binds with SO_REUSEPORT), so requests would reach either and the results would mix; stopping (set WLC_PORT to a port nothing else uses)"
+  return 1
 }
 
 # wlc_lists_model JSON: the /v1/models response lists $WLC_MODEL exactly
@@ -197,6 +260,7 @@ wlc_wait_ready() {
     if [ "$ready" = 0 ] && curl -fsS -o /dev/null --max-time 10 "$WLC_BASE_URL/health" 2>/dev/null &&
       models=$(curl -fsS --max-time 10 "$WLC_BASE_URL/v1/models" 2>/dev/null) &&
       wlc_lists_model "$models"; then
+      wlc_port_alone || return "$WLC_EXIT_PORT"
       wlc_log "server ready after $((SECONDS - start))s"
       wlc_provenance_ready
       ready=1
@@ -229,6 +293,16 @@ wlc_step() {
   shift
   if [ "$WLC_SERVER_GONE" = 0 ] && ! wlc_server_alive; then
     wlc_server_gone
+  fi
+  if [ "$WLC_SERVER_GONE" = 0 ] && ! wlc_port_alone; then
+    WLC_SERVER_GONE=shared
+    [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$WLC_EXIT_PORT
+  fi
+  if [ "$WLC_SERVER_GONE" = shared ]; then
+    wlc_log "skipped $label: port $WLC_PORT is shared with another server"
+    WLC_FAILED+=("$label(skipped)")
+    WLC_STEP_RC=125
+    return 0
   fi
   if [ "$WLC_SERVER_GONE" = 1 ]; then
     wlc_log "skipped $label: the server is gone"

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wlcdev/wlc/backends/runner"
 	"github.com/wlcdev/wlc/internal/plan"
+	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
 // pickPort runs lib.sh's wlc_pick_port with the given environment and
@@ -87,5 +89,96 @@ func TestWord(t *testing.T) {
 	}
 	if _, err := runner.Word("a\x00b", runner.ServerVars); err == nil {
 		t.Error("a NUL byte was accepted")
+	}
+}
+
+// TestPortClaims: a port another job has claimed is skipped though nothing
+// listens on it yet (that job's server has not bound it), a claimed fixed
+// port fails at once, and the claim ends with the job that held it.
+func TestPortClaims(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock (util-linux) is not installed: the runner skips claims without it")
+	}
+	locks := t.TempDir()
+	env := []string{"WLC_RUN_ID=01890a5c-job-a", "WLC_WORKLOAD_PORT=", "WLC_PORT_LOCKS=" + locks}
+	// A job that picked its port and waits, as one whose server loads.
+	holder := exec.Command("bash", "-c", "set -euo pipefail\nWLC_HOST=127.0.0.1\n"+runner.Library(plan.Workload{})+
+		"\nwlc_pick_port\necho \"$WLC_PORT\"\nread -r _ || true\n")
+	holder.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	in, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Wait()
+	defer in.Close()
+	var held int
+	if _, err := fmt.Fscan(out, &held); err != nil {
+		t.Fatalf("the holding job printed no port: %v", err)
+	}
+
+	// The same run id derives the same port: the next one is taken.
+	if p, out, err := pickPort(t, env...); err != nil || (p != held+1 && !(held == 32767 && p == 20000)) {
+		t.Errorf("with %d claimed got %d (%v, %q), want %d", held, p, err, out, held+1)
+	}
+	_, got, err := pickPort(t, append(env, fmt.Sprintf("WLC_PORT=%d", held))...)
+	if err == nil || !strings.Contains(got, fmt.Sprintf("port %d is claimed by another wlc job on this host", held)) {
+		t.Errorf("a claimed fixed port: err %v, output %q", err, got)
+	}
+
+	in.Close()
+	if err := holder.Wait(); err != nil {
+		t.Fatalf("the holding job: %v", err)
+	}
+	if p, out, err := pickPort(t, env...); err != nil || p != held {
+		t.Errorf("after the holder ended got %d (%v, %q), want %d again", p, err, out, held)
+	}
+}
+
+// TestPortAlone: a second server listening on the job's port (vLLM binds
+// with SO_REUSEPORT, so it can) fails the check as an infrastructure
+// failure; the job's own server alone passes.
+func TestPortAlone(t *testing.T) {
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp (not Linux): wlc_port_alone sees no sockets here")
+	}
+	listen := func(port string) (net.Listener, int) {
+		s, err := stub.BindReusePort("127.0.0.1", port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := s.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return ln, p
+	}
+	check := func(port int) (string, error) {
+		cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+runner.Library(plan.Workload{})+
+			"\nif wlc_port_alone; then echo alone; else echo \"shared $WLC_INFRA\"; fi\n")
+		cmd.Env = []string{"PATH=/usr/bin:/bin", fmt.Sprintf("WLC_PORT=%d", port)}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	_, port := listen("0")
+	if out, err := check(port); err != nil || !strings.HasSuffix(out, "alone\n") {
+		t.Errorf("one server on %d: %v, %q", port, err, out)
+	}
+	listen(strconv.Itoa(port))
+	out, err := check(port)
+	want := fmt.Sprintf("2 sockets listen on port %d: another server shares it", port)
+	if err != nil || !strings.Contains(out, want) || !strings.HasSuffix(out, "shared 95\n") {
+		t.Errorf("two servers on %d: %v, %q; want %q and WLC_INFRA 95", port, err, out, want)
 	}
 }

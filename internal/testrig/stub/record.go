@@ -42,12 +42,15 @@
 // option wlc knows; WLC_STUB_VLLM_LACKS=--a,--b takes options away (help
 // omits them and serve refuses them at once, status 2, as argparse does).
 // WLC_STUB_SERVER_IMPORTS=numpy,... records the version of each module the
-// server's python3 imports (Flags import:<module>). The server records mode
-// "ready" when it listens and, when SIGTERM/SIGINT stops it, mode "stopped"
+// server's python3 imports (Flags import:<module>). vllm serve binds its
+// port at once as vLLM does (SO_REUSEADDR and SO_REUSEPORT: another server
+// of this user binds it too) and listens after the startup delay. The
+// server records mode "ready" when it listens and, when SIGTERM/SIGINT stops it, mode "stopped"
 // (Flags: requests, first_request, last_request).
 //
 // Environment: WLC_STUB_STARTUP_DELAY=<seconds> (before listening, like
-// model loading), WLC_STUB_DIE_AFTER=<seconds> (then exit
+// model loading), WLC_STUB_LISTEN_ON_FILE=<path> (vllm serve listens only
+// once path exists, after the delay), WLC_STUB_DIE_AFTER=<seconds> (then exit
 // WLC_STUB_DIE_CODE, default 3), WLC_STUB_DIE_AFTER_REQUESTS=<n> (exit
 // WLC_STUB_DIE_CODE after answering n completion requests),
 // WLC_STUB_DIE_ON_FILE=<path> (exit WLC_STUB_DIE_CODE once path exists),

@@ -201,9 +201,24 @@ func serve(args []string) int {
 		}()
 	}
 	if !headless {
+		// vLLM binds its port before the engine starts (SO_REUSEPORT: a
+		// second server on the port binds it too) and listens once up.
+		sock, err := stub.BindReusePort(host, port)
+		if err != nil {
+			fmt.Printf("ERROR stub vllm: OSError: %v\n", err)
+			return 1
+		}
 		go func() {
 			time.Sleep(stub.EnvSeconds("WLC_STUB_STARTUP_DELAY"))
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+			if f := os.Getenv("WLC_STUB_LISTEN_ON_FILE"); f != "" {
+				for {
+					if _, err := os.Stat(f); err == nil {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			ln, err := sock.Listen()
 			if err != nil {
 				fmt.Printf("ERROR stub vllm: %v\n", err)
 				done <- 1
