@@ -147,6 +147,10 @@ wlc_server_log_tail() {
   docker logs --tail 80 "$WLC_CONTAINER" 2>&1 | sed 's/^/  | /' >&2 || true
 }
 
+# wlc_server_listens: docker publishes the port itself and refuses one that
+# is taken, so what answers on it is the container.
+wlc_server_listens() { :; }
+
 # wlc_in_server CMD...: runs CMD in the container, where vllm and python3 are.
 wlc_in_server() { docker exec "$WLC_CONTAINER" "$@"; }
 wlc_beside_server() { docker exec "$WLC_CONTAINER" "$@"; }

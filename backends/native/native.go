@@ -130,6 +130,23 @@ wlc_server_exit_code() {
 
 wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || true; }
 
+# wlc_server_listens: a socket listening on the port belongs to the server's
+# process group (its inode among the group's descriptors, from /proc), or
+# none is visible here.
+wlc_server_listens() {
+  local sockets pids pid fds='' held
+  sockets=$(wlc_port_sockets)
+  [ -n "$sockets" ] || return 0
+  # Processes come and go while /proc is read: a vanished one is no loss.
+  pids=$({ cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+    awk -v g="$WLC_SERVER_PID" '{ s = $0; sub(/.*\) /, "", s); split(s, f, " "); if (f[3] == g) print $1 }')
+  for pid in $pids; do
+    fds+=$(ls -l "/proc/$pid/fd" 2>/dev/null || true)$'\n'
+  done
+  held="socket:\[(${sockets//$'\n'/|})\]"
+  [[ $fds =~ $held ]]
+}
+
 wlc_in_server() { "$@"; }
 
 wlc_beside_server() { "$@"; } # the clients run here too

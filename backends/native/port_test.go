@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,63 +17,80 @@ import (
 
 // TestPortShared: another server binds the job's port while the job's
 // own loads, as a second vLLM can (both bind with SO_REUSEPORT), and
-// listens first, serving another model. The job does not take it for its
-// own server, and once its server listens too the job stops before any
-// client runs, as an infrastructure failure (status 95) that a retry on
-// another port fixes, not a workload one.
+// listens first. Whether it serves another model or the job's own, the
+// job does not take its answer for its own server's; once its server
+// listens too, the job stops before any client runs, as an infrastructure
+// failure (status 95) that a retry on another port fixes, not a workload
+// one.
 func TestPortShared(t *testing.T) {
-	t.Parallel()
 	if _, err := os.Stat("/proc/net/tcp"); err != nil {
 		t.Skip("no /proc/net/tcp (not Linux): the runner cannot see a port's listeners here")
 	}
-	// The other server's socket: bound before the job starts, not yet
-	// listening, so the job's free-port probe finds the port free.
-	other, err := stub.BindReusePort("127.0.0.1", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := other.Port()
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := filepath.Join(t.TempDir(), "listen")
 	w := workload(t, "sweep.txtar")
-	j := runnertest.NewJob(t, native.Backend{}, w, "WLC_PORT="+strconv.Itoa(port), "WLC_STUB_LISTEN_ON_FILE="+up)
-	done := make(chan runnertest.Result, 1)
-	go func() { done <- j.Run(t, jobTimeout) }()
+	for name, model := range map[string]string{"another model": "other/model", "the same model": w.Model} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// The other server's socket: bound before the job starts, not
+			// yet listening, so the job's free-port probe finds the port free.
+			other, err := stub.BindReusePort("127.0.0.1", "0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port, err := other.Port()
+			if err != nil {
+				t.Fatal(err)
+			}
+			up := filepath.Join(t.TempDir(), "listen")
+			j := runnertest.NewJob(t, native.Backend{}, w, "WLC_PORT="+strconv.Itoa(port), "WLC_STUB_LISTEN_ON_FILE="+up)
+			done := make(chan runnertest.Result, 1)
+			go func() { done <- j.Run(t, jobTimeout) }()
 
-	// Once the job's server started (it binds the port too), the other
-	// server listens, then the job's may.
-	deadline := time.Now().Add(jobTimeout)
-	for len(runnertest.Find(j.Records(t), "vllm", "serve")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the job's server never started")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	ln, err := other.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/health", func(http.ResponseWriter, *http.Request) {})
-	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"object":"list","data":[{"id":"other/model","object":"model"}]}`)
-	})
-	go http.Serve(ln, mux)
-	if err := os.WriteFile(up, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+			// Once the job's server started (it binds the port too), the
+			// other server listens; once it answered the job's readiness
+			// poll, the job's server may listen.
+			deadline := time.Now().Add(jobTimeout)
+			for len(runnertest.Find(j.Records(t), "vllm", "serve")) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the job's server never started")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			ln, err := other.Listen()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			polled := make(chan struct{})
+			var once sync.Once
+			mux := http.NewServeMux()
+			mux.HandleFunc("/health", func(http.ResponseWriter, *http.Request) {})
+			mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
+				fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model"}]}`, model)
+				once.Do(func() { close(polled) })
+			})
+			go http.Serve(ln, mux)
+			select {
+			case <-polled:
+			case res := <-done:
+				t.Fatalf("the job ended (exit %d) before polling the other server:\n%s", res.Code, res.Output)
+			}
+			if err := os.WriteFile(up, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 
-	res := <-done
-	if res.Code != 95 {
-		t.Fatalf("exit %d, want 95:\n%s", res.Code, res.Output)
+			res := <-done
+			if res.Code != 95 {
+				t.Fatalf("exit %d, want 95:\n%s", res.Code, res.Output)
+			}
+			wantOutput(t, res, fmt.Sprintf("2 sockets listen on port %d: another server shares it", port),
+				"exit class: infrastructure (status 95")
+			if model == w.Model {
+				wantOutput(t, res, fmt.Sprintf("a server that is not this job's answers on port %d", port))
+			}
+			if n := j.BenchInvocations(t); n != 0 {
+				t.Errorf("%d bench runs on a shared port", n)
+			}
+			j.NoProcessLeft(t)
+		})
 	}
-	wantOutput(t, res, fmt.Sprintf("2 sockets listen on port %d: another server shares it", port),
-		"exit class: infrastructure (status 95")
-	if n := j.BenchInvocations(t); n != 0 {
-		t.Errorf("%d bench runs on a shared port", n)
-	}
-	j.NoProcessLeft(t)
 }

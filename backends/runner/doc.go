@@ -61,6 +61,9 @@
 //	wlc_server_exit_code  set WLC_SERVER_RC to the server's exit status
 //	                      (only called once it stopped)
 //	wlc_server_log_tail   print its last log lines to stderr
+//	wlc_server_listens    status 0 unless a socket listening on $WLC_PORT
+//	                      here is seen not to be the server's (readiness
+//	                      is then another server's answer)
 //	wlc_server_stop       stop it and everything it started; idempotent,
 //	                      safe when it never started (the EXIT trap calls it)
 //	wlc_in_server CMD...  run CMD where vllm and python3 are (docker exec,

@@ -67,6 +67,7 @@ WLC_FAILED=()       # labels of the failed steps, for the summary
 WLC_SERVER_GONE=0   # 1 once the server died, shared once another server listens on its port: the remaining steps are skipped; none: no server (a custom job)
 WLC_PORT_LOCKS=${WLC_PORT_LOCKS:-/tmp/wlc-ports} # this host's port claims (wlc_claim_port)
 WLC_PORT_FD=''      # the descriptor holding this job's claim
+WLC_FOREIGN_TOLD=0  # 1 once another server was seen answering on the port
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
 WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
@@ -203,19 +204,24 @@ wlc_unclaim_port() {
   WLC_PORT_FD=''
 }
 
-# wlc_port_alone: at most one socket listens on $WLC_PORT here (Linux's
-# /proc/net/tcp and tcp6; a host or network namespace where the server's
-# socket is not visible counts none). vLLM binds with SO_REUSEPORT, so a
-# second server started on the port (by hand, or by a job whose claims
-# live in another /tmp) binds it too and the kernel splits the connections
-# between them: requests would reach a server of another configuration
-# and the results would mix. Says so and fails then.
+# wlc_port_sockets: the inodes of the sockets listening on $WLC_PORT here,
+# one a line (Linux's /proc/net/tcp and tcp6; none where the server's
+# socket is not visible: another host, network namespace or system).
+wlc_port_sockets() {
+  awk -v port="$(printf ':%04X' "$WLC_PORT")" \
+    '$4 == "0A" && substr($2, length($2) - 4) == port { print $10 }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null || true
+}
+
+# wlc_port_alone: at most one socket listens on $WLC_PORT. vLLM binds with
+# SO_REUSEPORT, so a second server started on the port (by hand, or by a
+# job whose claims live in another /tmp) binds it too and the kernel
+# splits the connections between them: requests would reach a server of
+# another configuration and the results would mix. Says so and fails then.
 wlc_port_alone() {
   local n
-  n=$(awk -v port="$(printf ':%04X' "$WLC_PORT")" \
-    '$4 == "0A" && substr($2, length($2) - 4) == port { n++ } END { print n + 0 }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null) || n=0
-  [ "${n:-0}" -gt 1 ] || return 0
+  n=$(wlc_port_sockets | wc -l)
+  [ "$n" -gt 1 ] || return 0
   if [ -z "$WLC_INFRA" ]; then
     WLC_INFRA=$WLC_EXIT_PORT
     WLC_INFRA_WHY="another server listens on port $WLC_PORT beside this job's"
@@ -259,7 +265,7 @@ wlc_wait_ready() {
     fi
     if [ "$ready" = 0 ] && curl -fsS -o /dev/null --max-time 10 "$WLC_BASE_URL/health" 2>/dev/null &&
       models=$(curl -fsS --max-time 10 "$WLC_BASE_URL/v1/models" 2>/dev/null) &&
-      wlc_lists_model "$models"; then
+      wlc_lists_model "$models" && wlc_answered_by_server; then
       wlc_port_alone || return "$WLC_EXIT_PORT"
       wlc_log "server ready after $((SECONDS - start))s"
       wlc_provenance_ready
@@ -282,6 +288,19 @@ wlc_wait_ready() {
     fi
     sleep "$WLC_POLL_S"
   done
+}
+
+# wlc_answered_by_server: the server that answered the readiness poll is
+# this job's (wlc_server_listens), else says once that another one
+# answers and keeps waiting: this job's server, still loading, would bind
+# the port beside it (vLLM's SO_REUSEPORT) or fail to.
+wlc_answered_by_server() {
+  wlc_server_listens && return 0
+  if [ "$WLC_FOREIGN_TOLD" = 0 ]; then
+    wlc_log "a server that is not this job's answers on port $WLC_PORT (its own still loads): not taking it for this job's; waiting"
+    WLC_FOREIGN_TOLD=1
+  fi
+  return 1
 }
 
 # wlc_step LABEL CMD...: runs one step. A failed step records its status

@@ -63,6 +63,11 @@ wlc_server_log_tail() {
   tail -n 80 "$(wlc_server_log "$rank")" 2>/dev/null | sed "s/^/  ${WLC_SERVER_NAMES[$rank]:-rank $rank} | /" >&2 || true
 }
 
+# wlc_server_listens: the servers run in srun steps, whose processes are
+# not this script's to inspect; the port's claim and wlc_port_alone guard
+# it.
+wlc_server_listens() { :; }
+
 # wlc_watch PID: waits for the client step PID, stopping it (and failing
 # with the server's status) as soon as a server step ends.
 wlc_watch() {
