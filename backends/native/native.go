@@ -134,16 +134,20 @@ wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || tr
 # process group (its inode among the group's descriptors, from /proc), or
 # none is visible here.
 wlc_server_listens() {
-  local sockets pids pid fds='' held
-  sockets=$(wlc_port_sockets)
-  [ -n "$sockets" ] || return 0
+  local held pids pid fds=''
+  wlc_port_sockets
+  [ "${#WLC_PORT_SOCKETS[@]}" -gt 0 ] || return 0
+  printf -v held '%s|' "${WLC_PORT_SOCKETS[@]}"
+  held="socket:\[(${held%|})\]"
+  # The server's first process holds it (vLLM's API server, SGLang's): the
+  # rest of the group is read only when it does not.
+  [[ $(ls -l "/proc/$WLC_SERVER_PID/fd" 2>/dev/null || true) =~ $held ]] && return 0
   # Processes come and go while /proc is read: a vanished one is no loss.
   pids=$({ cat /proc/[0-9]*/stat 2>/dev/null || true; } |
     awk -v g="$WLC_SERVER_PID" '{ s = $0; sub(/.*\) /, "", s); split(s, f, " "); if (f[3] == g) print $1 }')
   for pid in $pids; do
     fds+=$(ls -l "/proc/$pid/fd" 2>/dev/null || true)$'\n'
   done
-  held="socket:\[(${sockets//$'\n'/|})\]"
   [[ $fds =~ $held ]]
 }
 

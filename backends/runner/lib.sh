@@ -68,6 +68,7 @@ WLC_SERVER_GONE=0   # 1 once the server died, shared once another server listens
 WLC_PORT_LOCKS=${WLC_PORT_LOCKS:-/tmp/wlc-ports} # this host's port claims (wlc_claim_port)
 WLC_PORT_FD=''      # the descriptor holding this job's claim
 WLC_FOREIGN_TOLD=0  # 1 once another server was seen answering on the port
+WLC_PORT_SOCKETS=() # set by wlc_port_sockets
 WLC_SERVER_RC=0     # the server's exit status, set by wlc_server_exit_code
 WLC_FOLLOWER_PID='' # the process copying the server log into this job's log
 WLC_TOOLS=()        # the client tools the steps need (name, mode, modules, packages), set below
@@ -204,13 +205,26 @@ wlc_unclaim_port() {
   WLC_PORT_FD=''
 }
 
-# wlc_port_sockets: the inodes of the sockets listening on $WLC_PORT here,
-# one a line (Linux's /proc/net/tcp and tcp6; none where the server's
-# socket is not visible: another host, network namespace or system).
+# wlc_port_sockets sets WLC_PORT_SOCKETS to the inodes of the sockets
+# listening on $WLC_PORT here (Linux's /proc/net/tcp and tcp6; none where
+# the server's socket is not visible: another host, network namespace or
+# system). Read by bash itself: it runs between readiness and the first
+# request, where every process started costs milliseconds.
 wlc_port_sockets() {
-  awk -v port="$(printf ':%04X' "$WLC_PORT")" \
-    '$4 == "0A" && substr($2, length($2) - 4) == port { print $10 }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null || true
+  local port f line lines=() fields=()
+  printf -v port '%04X' "$WLC_PORT"
+  WLC_PORT_SOCKETS=()
+  for f in /proc/net/tcp /proc/net/tcp6; do
+    # mapfile, not a read loop: read takes a /proc file a byte a call,
+    # and the kernel walks its socket tables for each.
+    [ -r "$f" ] || continue
+    mapfile -t lines <"$f"
+    for line in "${lines[@]:1}"; do
+      # sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode ...
+      read -r -a fields <<<"$line"
+      [ "${fields[3]}" != 0A ] || [ "${fields[1]##*:}" != "$port" ] || WLC_PORT_SOCKETS+=("${fields[9]}")
+    done
+  done
 }
 
 # wlc_port_alone: at most one socket listens on $WLC_PORT. vLLM binds with
@@ -219,14 +233,13 @@ wlc_port_sockets() {
 # splits the connections between them: requests would reach a server of
 # another configuration and the results would mix. Says so and fails then.
 wlc_port_alone() {
-  local n
-  n=$(wlc_port_sockets | wc -l)
-  [ "$n" -gt 1 ] || return 0
+  wlc_port_sockets
+  [ "${#WLC_PORT_SOCKETS[@]}" -gt 1 ] || return 0
   if [ -z "$WLC_INFRA" ]; then
     WLC_INFRA=$WLC_EXIT_PORT
     WLC_INFRA_WHY="another server listens on port $WLC_PORT beside this job's"
   fi
-  wlc_log "$n sockets listen on port $WLC_PORT: another server shares it with this job's (vLLM binds with SO_REUSEPORT), so requests would reach either and the results would mix; stopping (set WLC_PORT to a port nothing else uses)"
+  wlc_log "${#WLC_PORT_SOCKETS[@]} sockets listen on port $WLC_PORT: another server shares it with this job's (vLLM binds with SO_REUSEPORT), so requests would reach either and the results would mix; stopping (set WLC_PORT to a port nothing else uses)"
   return 1
 }
 
