@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,8 +46,8 @@ func TestPortShared(t *testing.T) {
 			go func() { done <- j.Run(t, jobTimeout) }()
 
 			// Once the job's server started (it binds the port too), the
-			// other server listens; once it answered the job's readiness
-			// poll, the job's server may listen.
+			// other server listens; once the job has polled it twice (so it
+			// turned the first answer down), the job's server may listen.
 			deadline := time.Now().Add(jobTimeout)
 			for len(runnertest.Find(j.Records(t), "vllm", "serve")) == 0 {
 				if time.Now().After(deadline) {
@@ -61,18 +61,20 @@ func TestPortShared(t *testing.T) {
 			}
 			defer ln.Close()
 			polled := make(chan struct{})
-			var once sync.Once
+			var polls atomic.Int32
 			mux := http.NewServeMux()
 			mux.HandleFunc("/health", func(http.ResponseWriter, *http.Request) {})
 			mux.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) {
 				fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model"}]}`, model)
-				once.Do(func() { close(polled) })
+				if polls.Add(1) == 2 {
+					close(polled)
+				}
 			})
 			go http.Serve(ln, mux)
 			select {
 			case <-polled:
 			case res := <-done:
-				t.Fatalf("the job ended (exit %d) before polling the other server:\n%s", res.Code, res.Output)
+				t.Fatalf("the job ended (exit %d) before polling the other server twice:\n%s", res.Code, res.Output)
 			}
 			if err := os.WriteFile(up, nil, 0o644); err != nil {
 				t.Fatal(err)
