@@ -132,11 +132,14 @@ wlc_server_log_tail() { tail -n 80 "$WLC_SERVER_LOG" | sed 's/^/  | /' >&2 || tr
 
 # wlc_server_listens: a socket listening on the port belongs to the server's
 # process group (its inode among the group's descriptors, from /proc), or
-# none is visible here.
+# none is visible here, or the server's descriptors cannot be read (a
+# process that made itself non-dumpable): what cannot be told must not
+# hold a ready server back until the startup timeout.
 wlc_server_listens() {
   local held pids pid fds=''
   wlc_port_sockets
   [ "${#WLC_PORT_SOCKETS[@]}" -gt 0 ] || return 0
+  [ -r "/proc/$WLC_SERVER_PID/fd" ] || return 0
   printf -v held '%s|' "${WLC_PORT_SOCKETS[@]}"
   held="socket:\[(${held%|})\]"
   # The server's first process holds it (vLLM's API server, SGLang's): the
