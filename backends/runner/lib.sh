@@ -330,14 +330,13 @@ wlc_step() {
     WLC_SERVER_GONE=shared
     [ "$WLC_STATUS" -ne 0 ] || WLC_STATUS=$WLC_EXIT_PORT
   fi
-  if [ "$WLC_SERVER_GONE" = shared ]; then
-    wlc_log "skipped $label: port $WLC_PORT is shared with another server"
-    WLC_FAILED+=("$label(skipped)")
-    WLC_STEP_RC=125
-    return 0
-  fi
-  if [ "$WLC_SERVER_GONE" = 1 ]; then
-    wlc_log "skipped $label: the server is gone"
+  local why=''
+  case $WLC_SERVER_GONE in
+    1) why="the server is gone" ;;
+    shared) why="port $WLC_PORT is shared with another server" ;;
+  esac
+  if [ -n "$why" ]; then
+    wlc_log "skipped $label: $why"
     WLC_FAILED+=("$label(skipped)")
     WLC_STEP_RC=125
     return 0

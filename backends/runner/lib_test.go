@@ -14,14 +14,19 @@ import (
 	"github.com/wlcdev/wlc/internal/testrig/stub"
 )
 
+// libCommand is bash running body after lib.sh, as a job script does
+// (set -euo pipefail, the server on 127.0.0.1), with only env and PATH.
+func libCommand(body string, env ...string) *exec.Cmd {
+	cmd := exec.Command("bash", "-c", "set -euo pipefail\nWLC_HOST=127.0.0.1\n"+runner.Library(plan.Workload{})+"\n"+body)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	return cmd
+}
+
 // pickPort runs lib.sh's wlc_pick_port with the given environment and
 // returns the port it chose, or its exit status and output.
 func pickPort(t *testing.T, env ...string) (int, string, error) {
 	t.Helper()
-	script := "set -euo pipefail\nWLC_HOST=127.0.0.1\n" + runner.Library(plan.Workload{}) + "\nwlc_pick_port\necho \"$WLC_PORT\"\n"
-	cmd := exec.Command("bash", "-c", script)
-	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
-	out, err := cmd.CombinedOutput()
+	out, err := libCommand("wlc_pick_port\necho \"$WLC_PORT\"\n", env...).CombinedOutput()
 	if err != nil {
 		return 0, string(out), err
 	}
@@ -102,9 +107,7 @@ func TestPortClaims(t *testing.T) {
 	locks := t.TempDir()
 	env := []string{"WLC_RUN_ID=01890a5c-job-a", "WLC_WORKLOAD_PORT=", "WLC_PORT_LOCKS=" + locks}
 	// A job that picked its port and waits, as one whose server loads.
-	holder := exec.Command("bash", "-c", "set -euo pipefail\nWLC_HOST=127.0.0.1\n"+runner.Library(plan.Workload{})+
-		"\nwlc_pick_port\necho \"$WLC_PORT\"\nread -r _ || true\n")
-	holder.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
+	holder := libCommand("wlc_pick_port\necho \"$WLC_PORT\"\nread -r _ || true\n", env...)
 	in, err := holder.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +151,7 @@ func TestPortAlone(t *testing.T) {
 	if _, err := os.Stat("/proc/net/tcp"); err != nil {
 		t.Skip("no /proc/net/tcp (not Linux): wlc_port_alone sees no sockets here")
 	}
-	listen := func(port string) (net.Listener, int) {
+	listen := func(port string) int {
 		s, err := stub.BindReusePort("127.0.0.1", port)
 		if err != nil {
 			t.Fatal(err)
@@ -162,16 +165,14 @@ func TestPortAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ln.Close() })
-		return ln, p
+		return p
 	}
 	check := func(port int) (string, error) {
-		cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+runner.Library(plan.Workload{})+
-			"\nif wlc_port_alone; then echo alone; else echo \"shared $WLC_INFRA\"; fi\n")
-		cmd.Env = []string{"PATH=/usr/bin:/bin", fmt.Sprintf("WLC_PORT=%d", port)}
-		out, err := cmd.CombinedOutput()
+		out, err := libCommand("if wlc_port_alone; then echo alone; else echo \"shared $WLC_INFRA\"; fi\n",
+			fmt.Sprintf("WLC_PORT=%d", port)).CombinedOutput()
 		return string(out), err
 	}
-	_, port := listen("0")
+	port := listen("0")
 	if out, err := check(port); err != nil || !strings.HasSuffix(out, "alone\n") {
 		t.Errorf("one server on %d: %v, %q", port, err, out)
 	}

@@ -48,7 +48,7 @@ func BindReusePort(host, port string) (*Socket, error) {
 	}
 	if err := syscall.Bind(fd, sa); err != nil {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("[Errno %d] %w", int(err.(syscall.Errno)), err)
+		return nil, fmt.Errorf("[Errno %d] %w", err, err) // Python's OSError form
 	}
 	return &Socket{fd: fd}, nil
 }
