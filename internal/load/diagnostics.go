@@ -534,6 +534,21 @@ func mismatchOperands(values, ka, kb, src string) (operands, bool) {
 			}
 		}
 	}
+	if r == nil && strings.HasPrefix(src, "'''") {
+		// A multi-line bytes literal: CUE prints its value on one line,
+		// so the source cannot match it; the bytes operand is the user's.
+		quoted := func(s string) bool { return len(s) > 1 && s[0] == '\'' && s[len(s)-1] == '\'' }
+		for _, sp := range splits {
+			if ka == "bytes" && quoted(sp.a) {
+				r = &operands{sp.a, ka, kb}
+				break
+			}
+			if kb == "bytes" && quoted(sp.b) {
+				r = &operands{sp.b, kb, ka}
+				break
+			}
+		}
+	}
 	written := numberAt(src)
 	if r == nil && written != "" {
 		// CUE prints the user's number its own way (1e12 as 1E+12):

@@ -25,6 +25,10 @@ func TestPlainMismatch(t *testing.T) {
 		{`"yes" and bool`, "string", "bool", `"yes"`, `must be a bool (true or false), not the string "yes"`},
 		{`true and string`, "bool", "string", `true`, `must be a string, not the bool true; write "true"`},
 		{`1E+12 and string`, "int", "string", `1e12`, `must be a string, not the int 1e12; write "1e12"`},
+		// A multi-line bytes literal, which CUE prints on one line.
+		{`'gsm8k' and =~"^a and b$"`, "bytes", "string", "'''", `must be a string, not the bytes 'gsm8k'`},
+		{`'x and y' and =~"^a$"`, "bytes", "string", "'''", `must be a string, not the bytes 'x and y'`},
+		{`=~"^a$" and 'x'`, "string", "bytes", "'''", `must be a string, not the bytes 'x'`},
 	} {
 		got, ok := plainMismatch(c.values, c.ka, c.kb, c.src)
 		if !ok || got != c.want {
