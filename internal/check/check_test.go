@@ -51,3 +51,40 @@ func TestWorkloadRules(t *testing.T) {
 		t.Errorf("a GitHub token in a profile's env: %+v, want one value finding at env.X", fs)
 	}
 }
+
+// TestPorts: two workloads that fix one port are refused only where
+// their jobs can share a host: same pool, neither exclusive, both fitting
+// on its GPUs together; the first in source order keeps the port.
+func TestPorts(t *testing.T) {
+	h200 := func(name string, line, port, gpus int) check.Served {
+		return check.Served{Name: name, Port: port, Pool: `queue "h200"`, GPUs: gpus, HostGPUs: 8, File: "workloads/a.cue", Line: line}
+	}
+	slurm := func(name string, line int, exclusive bool) check.Served {
+		return check.Served{Name: name, Port: 9000, Pool: `Slurm partition "gpu"`, GPUs: 4, HostGPUs: 4, Exclusive: exclusive, File: "workloads/s.cue", Line: line}
+	}
+	other := h200("other_queue", 50, 8000, 1)
+	other.Pool = `queue "h200-large"`
+	got := check.Ports([]check.Served{
+		h200("second", 20, 8000, 4),
+		h200("first", 10, 8000, 4),
+		h200("whole_host", 30, 8000, 8), // 4 + 8 > 8: never beside first
+		h200("other_port", 40, 8001, 1),
+		other,
+		h200("derived", 60, 0, 1),
+		slurm("s1", 1, true), slurm("s2", 2, true), // exclusive: never on one node
+	})
+	want := map[string]check.Diagnostic{"second": {Path: "port", Severity: diag.Error,
+		Message: `port 8000 is also the port of workload first (workloads/a.cue), and both jobs run on queue "h200", where one host can hold both (4 + 4 of 8 GPUs): the second to start would find the port taken; remove port (each job then picks a free port of its own) or give one of them another port`}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+	// A Slurm partition without --exclusive packs jobs onto one node.
+	if got := check.Ports([]check.Served{slurm("s1", 1, false), slurm("s2", 2, false)}); len(got) != 0 {
+		t.Errorf("4 + 4 GPUs of a 4-GPU node cannot share it, got %v", got)
+	}
+	s1, s2 := slurm("s1", 1, false), slurm("s2", 2, false)
+	s1.GPUs, s2.GPUs = 2, 2
+	if got := check.Ports([]check.Served{s1, s2}); got["s2"].Path != "port" || len(got) != 1 {
+		t.Errorf("two 2-GPU jobs on a shared 4-GPU node: got %v, want s2 refused", got)
+	}
+}

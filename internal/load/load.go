@@ -717,15 +717,15 @@ func (l *loader) decodeProfiles(pkg cue.Value) {
 // decodeWorkloads validates, decodes and checks every workload of pkg,
 // then the rules across workloads.
 func (l *loader) decodeWorkloads(pkg cue.Value) {
-	runNames := map[string]position{}
-	l.evalWorkloads(pkg, runNames)
-	l.finishWorkloads(runNames)
+	at := fieldsAt{}
+	l.evalWorkloads(pkg, at)
+	l.finishWorkloads(at)
 }
 
 // evalWorkloads validates, decodes and checks every workload of pkg (a
 // package or one shard of it), appending the clean ones to l.res and,
-// for each, where a clash of its run name would be reported.
-func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
+// for each, where a clash with another workload would be reported.
+func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 	it, err := pkg.LookupPath(pathWorkloads).Fields()
 	if err != nil {
 		l.addCUEError(err, pkg)
@@ -823,14 +823,19 @@ func (l *loader) evalWorkloads(pkg cue.Value, runNames map[string]position) {
 		}
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
-			runNames[lw.Name] = l.at(l.pos(wv, check.RunNameField(&lw.Workload)))
+			field := check.RunNameField(&lw.Workload)
+			at[[2]string{lw.Name, field}] = l.at(l.pos(wv, field))
+			if lw.Port != 0 {
+				at[[2]string{lw.Name, "port"}] = l.at(l.pos(wv, "port"))
+			}
 		}
 	}
 }
 
 // finishWorkloads applies the rules across workloads and sorts them.
-func (l *loader) finishWorkloads(runNames map[string]position) {
-	if refused := l.checkRunNames(l.res.Workloads, runNames); len(refused) > 0 {
+func (l *loader) finishWorkloads(at fieldsAt) {
+	l.checkPorts(l.res.Workloads, at)
+	if refused := l.checkRunNames(l.res.Workloads, at); len(refused) > 0 {
 		kept := l.res.Workloads[:0]
 		for _, w := range l.res.Workloads {
 			if !refused[w.Name] {

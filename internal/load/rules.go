@@ -167,10 +167,39 @@ func (l *loader) checkWorkload(wv cue.Value, w *Workload) bool {
 	return l.res.Diags.Count(diag.Error) == before
 }
 
+// fieldsAt are the positions the rules across workloads report at,
+// keyed by workload and field ("" the workload itself): taken while the
+// workload's CUE value is alive, since a shard's values are gone when the
+// rules run.
+type fieldsAt map[[2]string]position
+
+// checkPorts applies check.Ports to the loaded workloads.
+func (l *loader) checkPorts(ws []Workload, at fieldsAt) {
+	var served []check.Served
+	for _, w := range ws {
+		prof, ok := l.res.Profiles[w.Profile]
+		if w.Port == 0 || !ok {
+			continue
+		}
+		s := check.Served{Name: w.Name, Port: w.Port, Pool: fmt.Sprintf("queue %q", prof.Queue), GPUs: w.GPUsPerNode,
+			HostGPUs: l.res.Hardware[prof.Hardware].GPUsPerNode, File: w.File, Line: w.Line}
+		if c := prof.Slurm; c != nil && prof.Runtime == "slurm" {
+			s.Pool, s.Exclusive = fmt.Sprintf("Slurm partition %q", c.Partition), c.Exclusive
+			if c.Partition == "" {
+				s.Pool = "the Slurm cluster's default partition"
+			}
+		}
+		served = append(served, s)
+	}
+	for name, d := range check.Ports(served) {
+		l.addAt(at[[2]string{name, d.Path}], "workloads."+check.Label(name)+"."+d.Path, d.Message)
+	}
+}
+
 // checkRunNames applies check.RunNames to the loaded workloads and
 // returns the names of those refused. at holds where each workload's
 // clash is reported (check.RunNameField).
-func (l *loader) checkRunNames(ws []Workload, at map[string]position) map[string]bool {
+func (l *loader) checkRunNames(ws []Workload, at fieldsAt) map[string]bool {
 	named := make([]check.Named, len(ws))
 	for i, w := range ws {
 		named[i] = check.Named{Name: w.Name, RunName: w.RunName(), Field: check.RunNameField(&w.Workload), File: w.File, Line: w.Line}
@@ -181,7 +210,7 @@ func (l *loader) checkRunNames(ws []Workload, at map[string]position) map[string
 		if d.Path != "" {
 			path += "." + d.Path
 		}
-		l.addAt(at[name], path, d.Message)
+		l.addAt(at[[2]string{name, d.Path}], path, d.Message)
 		refused[name] = true
 	}
 	return refused

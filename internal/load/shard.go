@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -271,12 +272,12 @@ func referencedNames(f *ast.File) map[string]bool {
 }
 
 // shardResult is what one shard's evaluation leaves: findings, clean
-// workloads and their run-name positions (no CUE values, so the shard's
+// workloads and where their clashes are reported (no CUE values, so the shard's
 // memory goes once it is done).
 type shardResult struct {
 	res      *Result
 	base     int // res.Diags[:base] were the package's before the shard
-	runNames map[string]position
+	at       fieldsAt
 	buildErr error // the shard did not build
 }
 
@@ -301,7 +302,7 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan, dir string) b
 		l.dropBroken(buildErr, dir, slices.Concat(p.shards...))
 		return false
 	}
-	runNames := map[string]position{}
+	at := fieldsAt{}
 	l.res.shards = len(results)
 	if l.seen == nil {
 		l.seen = map[string]bool{}
@@ -320,11 +321,9 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan, dir string) b
 			l.res.Diags.Add(d)
 		}
 		l.res.Workloads = append(l.res.Workloads, r.res.Workloads...)
-		for k, v := range r.runNames {
-			runNames[k] = v
-		}
+		maps.Copy(at, r.at)
 	}
-	l.finishWorkloads(runNames)
+	l.finishWorkloads(at)
 	return true
 }
 
@@ -359,9 +358,9 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	r.Diags = slices.Clone(l.res.Diags)
 	r.Workloads = nil
 	s.res = &r
-	out := &shardResult{res: &r, base: len(r.Diags), runNames: map[string]position{}}
+	out := &shardResult{res: &r, base: len(r.Diags), at: fieldsAt{}}
 	if !l.opts.evaluateOnly {
-		s.evalWorkloads(s.pkg, out.runNames)
+		s.evalWorkloads(s.pkg, out.at)
 	}
 	return out
 }
