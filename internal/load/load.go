@@ -347,9 +347,10 @@ func (l *loader) run(dir string) {
 	l.res.rows = &rowShapes{schema: sch}
 	l.res.engineBlocks = engineBlocks(sch)
 	for _, f := range insts[0].IgnoredFiles {
-		// A file without a package clause is silently left out by CUE.
+		// A file without a package clause is silently left out by CUE:
+		// its workloads would vanish from the nightly set unnoticed.
 		if filepath.Dir(f.Filename) == abs && f.ExcludeReason != nil && strings.Contains(f.ExcludeReason.Error(), "no package name") {
-			l.res.Diags.Warnf(l.rel(f.Filename), 1, 1, "", "has no package clause, so it is not part of the package and wlc ignores it; start it with `package %s`", insts[0].PkgName)
+			l.res.Diags.Errorf(l.rel(f.Filename), 1, 1, "", "has no package clause, so CUE leaves it out of the package and nothing in it is vetted or exported; start it with `package %s` (or move it out of this directory)", insts[0].PkgName)
 		}
 	}
 	l.warnNested(abs, insts[0].PkgName)

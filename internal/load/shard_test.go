@@ -304,7 +304,7 @@ workloads: j_import: _llama & {
 `, "workload j_import workloads/j.cue:7:17"},
 		{"no package clause", "workloads/m.cue", `// A comment.
 workloads: m_nopkg: {}
-`, "workloads/m.cue:1:1: warning: has no package clause"},
+`, "workloads/m.cue:1:1: error: has no package clause"},
 		{"a build attribute", "workloads/n.cue", `@if(never)
 
 // Doc.
