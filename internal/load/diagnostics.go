@@ -118,7 +118,7 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			}
 		}
 		shown := path
-		if l.singleServerRuleOnDisagg(path) {
+		if l.singleServerRuleBeside(path) {
 			continue
 		}
 		if i := indexOf(path, "_check"); i >= 0 && i+1 < len(path) {
@@ -645,20 +645,22 @@ func numberAt(src string) string {
 }
 
 // singleServerRules are the schema rules (_check.<blame>.<rule>) about one
-// server's parallel sizes, which a disaggregated workload's instances
-// replace. They are guarded by disagg == _|_ in the schema, but CUE also
-// calls a disagg block that fails to evaluate (a bad value inside it)
-// _|_, so they would fire beside that error and blame fields the user
-// did right.
+// vLLM server's parallel sizes, which a disaggregated workload's instances
+// replace and a custom_job runs without. They are guarded by disagg ==
+// _|_ and custom_job == _|_ in the schema, but CUE also calls a block that
+// fails to evaluate (a bad value inside it) _|_, so they would fire beside
+// that error and blame fields the user did right.
 var singleServerRules = map[string]bool{
 	"gpus_per_node.parallelism":          true,
 	"serve.tensor_parallel_size.divides": true,
 	"nodes.idle":                         true,
+	"idle_gpus.count.parallelism":        true,
+	"idle_gpus.reason.blank":             true,
 }
 
-// singleServerRuleOnDisagg reports whether path is a single-server rule
-// of a workload whose source has a disagg block.
-func (l *loader) singleServerRuleOnDisagg(path []string) bool {
+// singleServerRuleBeside reports whether path is a single-server rule of a
+// workload whose source has a disagg or a custom_job block.
+func (l *loader) singleServerRuleBeside(path []string) bool {
 	i := indexOf(path, "_check")
 	if i != 2 || len(path) < 5 || path[0] != "workloads" {
 		return false
@@ -666,5 +668,10 @@ func (l *loader) singleServerRuleOnDisagg(path []string) bool {
 	if !singleServerRules[strings.Trim(path[3], `"`)+"."+path[4]] {
 		return false
 	}
-	return l.labelPos([]cue.Selector{cue.Str("workloads"), cue.Str(path[1]), cue.Str("disagg")}).IsValid()
+	for _, block := range []string{"disagg", "custom_job"} {
+		if l.labelPos([]cue.Selector{cue.Str("workloads"), cue.Str(path[1]), cue.Str(block)}).IsValid() {
+			return true
+		}
+	}
+	return false
 }
