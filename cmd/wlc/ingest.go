@@ -16,12 +16,14 @@ func newIngestCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "ingest RESULTS_DIR",
 		Short: "Send a finished run's rows to the perf and eval dashboards again",
-		Long: `wlc ingest sends the rows a job kept under RESULTS_DIR/ingest/ (results/<workload>)
-to the dashboards again: the same bodies the job built and sent, each validated
-against schema/ingest.cue first. It reads INGEST_BEARER_TOKEN, PERF_INGEST_URL,
-INGEST_URL and INGEST_NO_SAMPLES like the job. Exit 0 when every row was sent,
+		Long: `wlc ingest sends the rows a job kept under RESULTS_DIR/ingest/ to the
+dashboards again (RESULTS_DIR is results/<run name>, the run name being
+dashboard_name, else the workload key): the same bodies the job built
+and sent, each validated against schema/ingest.cue first. It reads
+INGEST_BEARER_TOKEN, PERF_INGEST_URL, INGEST_URL and INGEST_NO_SAMPLES
+like the job. Exit 0 when every row was sent,
 1 when any was not (one line each).`,
-		Example: `  INGEST_BEARER_TOKEN=... wlc ingest results/qwen3_5_b200`,
+		Example: `  INGEST_BEARER_TOKEN=... wlc ingest results/qwen3_5-b200`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -29,7 +31,7 @@ INGEST_URL and INGEST_NO_SAMPLES like the job. Exit 0 when every row was sent,
 				dir = filepath.Join(e.cwd, dir)
 			}
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return fmt.Errorf("%s: not a results directory (want results/<workload> of a finished run)", args[0])
+				return fmt.Errorf("%s: not a results directory (want results/<run name> of a finished run)", args[0])
 			}
 			rows, err := ingest.KeptRows(dir)
 			if err != nil {
