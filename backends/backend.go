@@ -66,3 +66,12 @@ type Accepter interface {
 	// Accepts returns why w cannot be lowered, or nil.
 	Accepts(w plan.Workload) error
 }
+
+// Idler is implemented by backends whose output a CI step runs (Buildkite's
+// upload step runs upload.sh). When no job is selected (export
+// --changed-since found none changed), export -o still writes what that
+// step runs, doing nothing but saying why, so the step succeeds.
+type Idler interface {
+	// Idle is that output; why says why nothing runs.
+	Idle(why string) []Artifact
+}

@@ -152,9 +152,14 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		}
 		plans = changed.plans
 		if len(plans) == 0 {
-			fmt.Fprintf(e.stderr, "wlc export: no selected job changed since %s; nothing to export\n", changed.since)
+			why := fmt.Sprintf("no selected job changed since %s", changed.since)
+			fmt.Fprintf(e.stderr, "wlc export: %s; nothing to export\n", why)
 			if o.out != "" {
-				return writeSet(e, b.Name(), o.out, nil)
+				var arts []backends.Artifact
+				if idle, ok := b.(backends.Idler); ok {
+					arts = idle.Idle(why)
+				}
+				return writeSet(e, b.Name(), o.out, arts)
 			}
 			return nil
 		}
