@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/backends"
+	"github.com/wlcdev/wlc/internal/load"
 	"github.com/wlcdev/wlc/schema"
 )
 
@@ -58,6 +59,7 @@ var cueModulePath = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*\.[a-z]+(/[A-Za-z0-9
 
 func newInitCmd(e *env) *cobra.Command {
 	var module string
+	var updateSchema bool
 	cmd := &cobra.Command{
 		Use:   "init [dir]",
 		Short: "Start a workloads repository: CUE module, schema, a profile and an example",
@@ -65,11 +67,26 @@ func newInitCmd(e *env) *cobra.Command {
 cue.mod/gen (so the plain cue CLI and editors see the same types wlc
 checks with), and a workloads package with one profile and one example
 workload. It never overwrites a file; run it in an empty directory or one
-without those files.`,
+without those files.
+
+--update-schema replaces only the schema copy of the repository at or
+above dir with this wlc's schema (after upgrading wlc, whose vet warns
+that the copy differs), and nothing else.`,
 		Example: `  wlc init --module example.com/benchmarks bench
-  cd bench && wlc vet`,
+  cd bench && wlc vet
+  wlc init --update-schema`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if updateSchema {
+				if cmd.Flags().Changed("module") {
+					return usagef("--update-schema keeps the repository's module; drop --module")
+				}
+				dir := "."
+				if len(args) == 1 {
+					dir = args[0]
+				}
+				return updateSchemaCopy(e, dir)
+			}
 			if !cueModulePath.MatchString(module) {
 				return usagef("--module %q is not a CUE module path (a domain, then path elements, e.g. example.com/benchmarks)", module)
 			}
@@ -106,13 +123,74 @@ without those files.`,
 		},
 	}
 	cmd.Flags().StringVar(&module, "module", "example.com/benchmarks", "CUE module path of the new repository")
+	cmd.Flags().BoolVar(&updateSchema, "update-schema", false, "replace only the schema copy under cue.mod/gen with this wlc's schema")
 	return cmd
+}
+
+// updateSchemaCopy makes the schema copy of the module at or above dir
+// this binary's schema: every file written (each whole, all put back on
+// error), then the copy's .cue files the schema no longer has removed, so
+// the plain cue CLI and editors check what wlc checks.
+func updateSchemaCopy(e *env, dir string) error {
+	const what = "wlc init --update-schema"
+	root, ok := moduleRoot(dir)
+	if !ok {
+		return failf(what, "no cue.mod/module.cue in %s or any parent; run it in the workloads repository (wlc init starts one)", dir)
+	}
+	copyDir := load.SchemaCopy(root)
+	if copyDir == "" {
+		return failf(what, "%s is wlc's own repository (or its cue.mod/module.cue names no module), whose schema is schema/ itself, not a copy", root)
+	}
+	files, err := schemaFiles()
+	if err != nil {
+		return commandError{what, err}
+	}
+	if err := placeFiles(root, files); err != nil {
+		return commandError{what, err}
+	}
+	keep := map[string]bool{}
+	for _, f := range files {
+		keep[filepath.Join(root, filepath.FromSlash(f.Path))] = true
+	}
+	var removed []string
+	err = filepath.WalkDir(copyDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".cue") || keep[p] {
+			return err
+		}
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		removed = append(removed, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return commandError{what, fmt.Errorf("the new schema is in place, but removing a file it no longer has: %w", err)}
+	}
+	shown := copyDir
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, copyDir); err == nil {
+			shown = rel
+		}
+	}
+	fmt.Fprintf(e.stdout, "updated the schema copy in %s to this wlc's schema (%d files)\n", filepath.ToSlash(shown), len(files))
+	for _, r := range removed {
+		fmt.Fprintf(e.stdout, "removed %s (no longer part of the schema)\n", r)
+	}
+	return nil
 }
 
 // moduleFiles are a new CUE module's files: cue.mod/module.cue and a copy
 // of wlc's schema under cue.mod/gen, for the plain cue CLI and editors.
 func moduleFiles(module string) ([]backends.Artifact, error) {
-	files := []backends.Artifact{{Path: "cue.mod/module.cue", Data: []byte(fmt.Sprintf("module: %q\nlanguage: version: \"v0.17.1\"\n", module))}}
+	copied, err := schemaFiles()
+	mod := backends.Artifact{Path: "cue.mod/module.cue", Data: []byte(fmt.Sprintf("module: %q\nlanguage: version: \"v0.17.1\"\n", module))}
+	return append([]backends.Artifact{mod}, copied...), err
+}
+
+// schemaFiles are the copy of wlc's schema a module keeps under cue.mod/gen.
+func schemaFiles() ([]backends.Artifact, error) {
+	var files []backends.Artifact
 	err := fs.WalkDir(schema.Files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

@@ -625,11 +625,23 @@ func (l *loader) useModule(root string) (schemaArg string) {
 	schemaArg = "./schema"
 	l.schemaDir = filepath.Join(root, "schema")
 	l.module = readModuleFile(root)
-	if mod := l.module.path; mod != "" && mod != schema.ModulePath && mod+"@v0" != schema.ModulePath {
+	if dir := schemaCopy(root, l.module); dir != "" {
 		schemaArg = schema.ImportPath
-		l.schemaDir = filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
+		l.schemaDir = dir
 	}
 	return schemaArg
+}
+
+// SchemaCopy is where the module rooted at root keeps its copy of wlc's
+// schema (under cue.mod/gen), or "" when the module is wlc's own
+// repository, whose schema is schema/ itself.
+func SchemaCopy(root string) string { return schemaCopy(root, readModuleFile(root)) }
+
+func schemaCopy(root string, m moduleFile) string {
+	if mod := m.path; mod == "" || mod == schema.ModulePath || mod+"@v0" == schema.ModulePath {
+		return ""
+	}
+	return filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
 }
 
 func findModuleRoot(dir string) (string, bool) {
@@ -658,11 +670,23 @@ func (l *loader) schemaOverlay() (map[string]load.Source, error) {
 		}
 		target := filepath.Join(l.schemaDir, filepath.FromSlash(p))
 		if disk, err := os.ReadFile(target); err == nil && !bytes.Equal(disk, data) {
-			l.res.Diags.Warnf(l.rel(target), 0, 0, "", "differs from the schema built into wlc, which is used instead; rebuild wlc (go install ./cmd/wlc) to use the edited schema")
+			fix := "rebuild wlc (go install ./cmd/wlc) to use the edited schema"
+			if l.schemaDir != filepath.Join(l.res.ModuleRoot, "schema") {
+				fix = "run wlc init --update-schema to make the copy this wlc's schema (the plain cue CLI and editors read the copy)"
+			}
+			l.res.Diags.Warnf(l.rel(target), 0, 0, "", "differs from the schema built into wlc, which is used instead; %s", fix)
 		}
 		overlay[target] = load.FromBytes(data)
 		return nil
 	})
+	// A file the embedded schema lacks is not hidden by the overlay: CUE
+	// loads it into the schema package.
+	extra, _ := filepath.Glob(filepath.Join(l.schemaDir, "*.cue"))
+	for _, f := range extra {
+		if _, ok := overlay[f]; !ok {
+			l.res.Diags.Warnf(l.rel(f), 0, 0, "", "is not part of the schema built into wlc, but CUE loads it into the schema package beside it; remove it (wlc init --update-schema removes such files from a copy)")
+		}
+	}
 	return overlay, err
 }
 
