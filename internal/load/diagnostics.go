@@ -2,6 +2,7 @@ package load
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -14,10 +15,13 @@ import (
 
 	"cuelang.org/go/cue"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/check"
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/internal/diag/suggest"
+	"github.com/wlcdev/wlc/schema"
 )
 
 // userPos returns the position of v in a user file, looking through the
@@ -75,6 +79,10 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		if cause, ok := importCause(e); ok {
+			// The path is the importing package's; the cause is the news.
+			msg, path = "import failed: "+cause, nil
+		}
 		// A missing field does not exist: blame the struct that lacks it,
 		// in the words used for top-level fields.
 		if msg == "field is required but not present" && len(path) > 1 {
@@ -401,6 +409,29 @@ func collapseDisjunctions(in diag.List) diag.List {
 		out = append(out, d)
 	}
 	return out
+}
+
+// missingPackage is cue/load's error for an import nothing provides.
+var missingPackage = regexp.MustCompile(`^cannot find package "([^"]+)"`)
+
+// importCause is what made CUE's "import failed" fail (a package no
+// module provides, say), which its message leaves out, with the fix: the
+// schema's import path when the missing one looks like it.
+func importCause(e cueerrors.Error) (string, bool) {
+	var pe *load.PackageError
+	if f, _ := e.Msg(); f != "import failed" || !errors.As(e, &pe) {
+		return "", false
+	}
+	format, args := pe.Msg()
+	cause := fmt.Sprintf(format, args...)
+	m := missingPackage.FindStringSubmatch(cause)
+	switch {
+	case m == nil:
+		return cause, true
+	case suggest.Closest([]string{schema.ImportPath}, m[1]) != "":
+		return fmt.Sprintf("cannot find package %q; the schema's import path is %q", m[1], schema.ImportPath), true
+	}
+	return fmt.Sprintf("cannot find package %q: no module in cue.mod provides it; check the import path (a CUE builtin is imported by its name alone, e.g. \"strings\")", m[1]), true
 }
 
 var mismatch = regexp.MustCompile(`^conflicting values (.+) \(mismatched types (\w+) and (\w+)\)$`)
