@@ -119,11 +119,21 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			msg = l.explainNotAllowed(path)
 		}
 		var pos token.Pos
+		var written []string // the user's places of the error's values
 		for _, p := range cueerrors.Positions(e) {
 			if !l.isSchema(p.Filename()) && !isTyping(p.Filename()) {
-				pos = p
-				break
+				if !pos.IsValid() {
+					pos = p
+				}
+				if at := fmt.Sprintf("%s:%d:%d", l.rel(p.Filename()), p.Line(), p.Column()); !slices.Contains(written, at) {
+					written = append(written, at)
+				}
 			}
+		}
+		if strings.HasPrefix(msg, "conflicting values ") && len(written) > 1 {
+			// Two values the user wrote (a field set twice, or by a helper
+			// and again), not a value the schema refuses.
+			msg += givenTwice + strings.Join(written, " and ") + "; keep one"
 		}
 		shown := path
 		if l.singleServerRuleBeside(path) {
@@ -348,6 +358,7 @@ func collapseDisjunctions(in diag.List) diag.List {
 	// schema message, is only the schema default disagreeing).
 	explained := map[string]bool{}
 	specific := map[string]bool{}
+	twice := map[string]bool{}   // fields the user gave two values
 	refused := map[string]bool{} // fields not allowed
 	for _, d := range in {
 		if strings.HasPrefix(d.Message, "field not allowed: ") {
@@ -358,6 +369,9 @@ func collapseDisjunctions(in diag.List) diag.List {
 		}
 		if !strings.HasPrefix(d.Message, "conflicting values") && !strings.Contains(d.Message, "errors in empty disjunction") {
 			specific[d.Path] = true
+		}
+		if strings.Contains(d.Message, givenTwice) {
+			twice[d.Path] = true
 		}
 	}
 	// A rule that blames a whole block (lm_eval on a bench_only workload)
@@ -396,7 +410,13 @@ func collapseDisjunctions(in diag.List) diag.List {
 		if explained[d.Path] && d.Message == "field not allowed" {
 			continue
 		}
-		if specific[d.Path] && strings.HasPrefix(d.Message, "conflicting values") {
+		if twice[d.Path] {
+			// Two values written: the schema's own message (the type's
+			// error() refusing the conflict) blames a value that is fine.
+			if !strings.Contains(d.Message, givenTwice) {
+				continue
+			}
+		} else if specific[d.Path] && strings.HasPrefix(d.Message, "conflicting values") {
 			continue
 		}
 		if i := strings.Index(d.Message, "(mismatched types"); i >= 0 {
@@ -409,6 +429,77 @@ func collapseDisjunctions(in diag.List) diag.List {
 		out = append(out, d)
 	}
 	return out
+}
+
+// givenTwice joins CUE's "conflicting values a and b" to the places the
+// user wrote them.
+const givenTwice = ": two values are written for it, at "
+
+var writtenAt = regexp.MustCompile(`^(.*)` + regexp.QuoteMeta(givenTwice) + `(.+); keep one$`)
+
+// writtenTwice narrows the places a doubled field's finding lists to
+// those holding a value (CUE also names a helper's reference, `_base &
+// {...}`, through which one came), and reports it at the first.
+func writtenTwice(in diag.List, src *sources) diag.List {
+	for i, d := range in {
+		m := writtenAt.FindStringSubmatch(d.Message)
+		if m == nil {
+			continue
+		}
+		var values []diag.Diagnostic
+		for _, at := range strings.Split(m[2], " and ") {
+			f, line, col, ok := splitPos(at)
+			if !ok {
+				continue
+			}
+			v := diag.Diagnostic{File: f, Line: line, Column: col}
+			if literalAt(src.at(v)) {
+				values = append(values, v)
+			}
+		}
+		if len(values) < 2 {
+			continue // a value computed elsewhere: every place stays
+		}
+		var places []string
+		for _, v := range values {
+			places = append(places, fmt.Sprintf("%s:%d:%d", v.File, v.Line, v.Column))
+		}
+		in[i].Message = m[1] + givenTwice + strings.Join(places, " and ") + "; keep one"
+		in[i].File, in[i].Line, in[i].Column = values[0].File, values[0].Line, values[0].Column
+	}
+	return in
+}
+
+// splitPos splits "file:line:col".
+func splitPos(at string) (string, int, int, bool) {
+	c := strings.LastIndex(at, ":")
+	if c < 0 {
+		return "", 0, 0, false
+	}
+	l := strings.LastIndex(at[:c], ":")
+	if l < 0 {
+		return "", 0, 0, false
+	}
+	line, err1 := strconv.Atoi(at[l+1 : c])
+	col, err2 := strconv.Atoi(at[c+1:])
+	return at[:l], line, col, err1 == nil && err2 == nil
+}
+
+// literalAt reports whether src starts with a value literal: a number, a
+// string or bytes, a bool, null, a list or a struct.
+func literalAt(src string) bool {
+	if src == "" {
+		return false
+	}
+	if strings.ContainsRune("0123456789-+.\"'[{", rune(src[0])) {
+		return true
+	}
+	for _, kw := range []string{"true", "false", "null"} {
+		if startsWithToken(src, kw) {
+			return true
+		}
+	}
+	return false
 }
 
 // missingPackage is cue/load's error for an import nothing provides.

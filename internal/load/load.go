@@ -180,7 +180,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		break
 	}
 	src := newSources(cwd)
-	diags := plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src)
+	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src), src)
 	for i := range diags {
 		for _, hint := range hints {
 			diags[i].Message = hint(diags[i], src)
