@@ -215,16 +215,41 @@ func (fs *findings) sweeps(w *Workload) {
 			sweeps = append(sweeps, sweep{c.Name, c.MaxConcurrency, c.NumPrompts})
 		}
 	}
+	// A sweep's configs follow the written ones, one per shape and
+	// concurrency: each is named (and blamed) by its shape.
+	shape := func(ci int) (int, bool) {
+		if block != "vllm_bench" || ci < len(w.VLLMBench.Configs) {
+			return 0, false
+		}
+		return (ci - len(w.VLLMBench.Configs)) / max(len(w.VLLMBench.Sweep.Concurrency.Values()), 1), true
+	}
+	source := func(ci int) string {
+		if s, ok := shape(ci); ok {
+			return fmt.Sprintf("sweep.shapes[%d]", s)
+		}
+		return fmt.Sprintf("configs[%d]", ci)
+	}
 	runs := map[string]int{}
+	told := map[[2]string]bool{} // two sources are named once, not per run
 	for ci, c := range sweeps {
 		field := fmt.Sprintf("%s.configs[%d]", block, ci)
-		if block == "vllm_bench" && ci >= len(w.VLLMBench.Configs) {
-			field = "vllm_bench.sweep"
+		if s, ok := shape(ci); ok {
+			field = fmt.Sprintf("vllm_bench.sweep.shapes[%d]", s)
 		}
 		for k, conc := range c.MaxConcurrency.Values {
 			run := fmt.Sprintf("%s-conc-%d", c.Name, conc)
-			if prev, dup := runs[run]; dup {
-				fs.errorf(field+".name", "run %s is produced by configs[%d] and configs[%d]; give the configs different names or concurrencies", run, prev, ci)
+			if prev, dup := runs[run]; dup && !told[[2]string{source(prev), source(ci)}] {
+				told[[2]string{source(prev), source(ci)}] = true
+				_, prevShape := shape(prev)
+				_, isShape := shape(ci)
+				switch {
+				case prevShape && isShape:
+					fs.errorf(field, "run %s is produced by %s and %s, the same input_len and output_len; list each shape once", run, source(prev), source(ci))
+				case isShape:
+					fs.errorf(field, "run %s is produced by %s and %s; give %s another name", run, source(prev), source(ci), source(prev))
+				default:
+					fs.errorf(field+".name", "run %s is produced by %s and %s; give the configs different names or concurrencies", run, source(prev), source(ci))
+				}
 			}
 			runs[run] = ci
 			np := c.NumPrompts.Values[0]

@@ -511,6 +511,36 @@ var constraintCases = []constraintCase{
 		},
 	},
 	{
+		// A sweep's configs are named by their shape: a shape listed twice
+		// is one finding (not one per concurrency) at the second, and a
+		// written config of a shape's name at the shape.
+		name: "vllm_bench/sweep-unique-runs",
+		ok: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	vllm_bench: {
+		configs: [{name: "isl8-osl8", input_len: 8, output_len: 8, max_concurrency: 2, num_prompts: 8}]
+		sweep: {shapes: [{input_len: 8, output_len: 8}, {input_len: 16, output_len: 8}], concurrency: [4, 8], prompts_per_concurrency: 4}
+	}
+`,
+		bad: `	profile:       "H200"
+	gpus_per_node: 8
+	model:         "org/model"
+	precision:     "bf16"
+	serve: tensor_parallel_size: 8
+	vllm_bench: {
+		configs: [{name: "isl8-osl8", input_len: 8, output_len: 8, max_concurrency: 4, num_prompts: 8}]
+		sweep: {shapes: [{input_len: 8, output_len: 8}, {input_len: 16, output_len: 8}, {input_len: 16, output_len: 8}], concurrency: [4, 8], prompts_per_concurrency: 4}
+	}
+`,
+		want: []string{
+			"workloads/w.cue:11:20: error: workloads.w.vllm_bench.sweep.shapes[0]: run isl8-osl8-conc-4 is produced by configs[0] and sweep.shapes[0]; give configs[0] another name",
+			"workloads/w.cue:11:83: error: workloads.w.vllm_bench.sweep.shapes[2]: run isl16-osl8-conc-4 is produced by sweep.shapes[1] and sweep.shapes[2], the same input_len and output_len; list each shape once",
+		},
+	},
+	{
 		name: "vllm_bench/speed_bench-fields",
 		ok: `	profile:       "H200"
 	gpus_per_node: 8
