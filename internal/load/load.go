@@ -388,6 +388,38 @@ func (l *loader) run(dir string) {
 	l.checkDefinedTwice(defs)
 }
 
+// soundEntries are the entries of the struct v that are concrete and
+// valid, decoded; those with an error (reported on their own) are left
+// out, so the rules over the map still see the rest.
+func soundEntries(v cue.Value) map[string]any {
+	it, err := v.Fields()
+	if err != nil {
+		return nil
+	}
+	out := map[string]any{}
+	for it.Next() {
+		var x any
+		if it.Value().Validate(cue.Concrete(true)) == nil && it.Value().Decode(&x) == nil {
+			out[it.Selector().Unquoted()] = x
+		}
+	}
+	return out
+}
+
+// soundStrings are soundEntries' strings.
+func soundStrings(v cue.Value) map[string]string {
+	var out map[string]string
+	for k, x := range soundEntries(v) {
+		if s, ok := x.(string); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = s
+		}
+	}
+	return out
+}
+
 // readable reports each of the package's .cue files (and its module's
 // cue.mod/module.cue) cue/load could not read as a file, at the file: a symbolic link to nothing (cue/load says
 // nothing but an empty error), a FIFO (cue/load would block on it), a
@@ -817,6 +849,23 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 					"disagg.router.extra_args": &routerArgs} {
 					if fv := wv.LookupPath(pathOf(p)); fv.Validate(cue.Concrete(true)) == nil {
 						_ = fv.Decode(dst)
+					}
+				}
+				// A map with one bad entry still has its sound ones
+				// checked: a credential in env beside a key CUE refuses.
+				if lw.Env == nil {
+					lw.Env = soundStrings(wv.LookupPath(pathOf("env")))
+				}
+				if ma := wv.LookupPath(pathOf("lm_eval.model_args")); ma.Exists() {
+					lw.LMEval = &schema.LMEval{ModelArgs: soundEntries(ma)}
+					// By index: List refuses a list with an error inside.
+					tasks := wv.LookupPath(pathOf("lm_eval.tasks"))
+					for i := 0; ; i++ {
+						t := tasks.LookupPath(cue.MakePath(cue.Index(i)))
+						if !t.Exists() {
+							break
+						}
+						lw.LMEval.Tasks = append(lw.LMEval.Tasks, schema.LMEvalTask{ModelArgs: soundEntries(t.LookupPath(pathOf("model_args")))})
 					}
 				}
 				if lw.SGLang == nil && sglangArgs != nil {
