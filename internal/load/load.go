@@ -70,6 +70,10 @@ type Result struct {
 	// engineBlocks are the workload blocks #OnEngine types by the engine
 	// (sglang, vllm_bench, …), read from the schema for dropEngineCascade.
 	engineBlocks []string
+	// refused are the workloads with errors, by name and run name: the
+	// rules across workloads still see them, so a clash of run names is
+	// reported in the same run as their other errors.
+	refused []check.Named
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
@@ -386,6 +390,32 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.checkDefinedTwice(defs)
+}
+
+// keepRefused records a workload with errors for the run-name rule
+// across workloads, its run name from a sound dashboard_name.
+func (l *loader) keepRefused(wv cue.Value, w *Workload, at fieldsAt) {
+	if dn := wv.LookupPath(pathOf("dashboard_name")); dn.Validate(cue.Concrete(true)) == nil {
+		_ = dn.Decode(&w.DashboardName)
+	}
+	field := check.RunNameField(&w.Workload)
+	pos := l.at(l.pos(wv, field))
+	at[[2]string{w.Name, field}] = pos
+	n := check.Named{Name: w.Name, RunName: w.RunName(), Field: field}
+	if p := l.userPos(wv.LookupPath(pathOf("profile"))); p.IsValid() {
+		n.File, n.Line = l.moduleRel(p.Filename()), p.Line()
+	}
+	l.res.refused = append(l.res.refused, n)
+}
+
+// moduleRel is file relative to the module root, slash-separated: a
+// workload's File, which generated files name, must not depend on where
+// wlc ran.
+func (l *loader) moduleRel(file string) string {
+	if rel, err := filepath.Rel(l.res.ModuleRoot, file); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return filepath.ToSlash(file)
 }
 
 // soundEntries are the entries of the struct v that are concrete and
@@ -876,6 +906,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 				}
 				j.rd.apply(&lw)
 				l.checkFields(wv, &lw)
+				l.keepRefused(wv, &lw, at)
 			}
 			continue
 		}
@@ -889,10 +920,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 		if pos.IsValid() {
 			// Relative to the module root, not the working directory:
 			// generated files name it, and must not depend on where wlc ran.
-			lw.File = filepath.ToSlash(pos.Filename())
-			if rel, err := filepath.Rel(l.res.ModuleRoot, pos.Filename()); err == nil {
-				lw.File = filepath.ToSlash(rel)
-			}
+			lw.File = l.moduleRel(pos.Filename())
 			lw.Line, lw.Column = pos.Line(), pos.Column()
 		}
 		if l.checkWorkload(wv, &lw) {

@@ -321,6 +321,7 @@ func (l *loader) evalShards(pkgInst *build.Instance, p *shardPlan, dir string) b
 			l.res.Diags.Add(d)
 		}
 		l.res.Workloads = append(l.res.Workloads, r.res.Workloads...)
+		l.res.refused = append(l.res.refused, r.res.refused...)
 		maps.Copy(at, r.at)
 	}
 	l.finishWorkloads(at)
@@ -356,7 +357,7 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	s.recipes, s.recipesErr = nil, nil // recipes' values are a context's too
 	r := *l.res
 	r.Diags = slices.Clone(l.res.Diags)
-	r.Workloads = nil
+	r.Workloads, r.refused = nil, nil
 	s.res = &r
 	out := &shardResult{res: &r, base: len(r.Diags), at: fieldsAt{}}
 	if !l.opts.evaluateOnly {
