@@ -342,6 +342,33 @@ func engineBlocks(sch cue.Value) []string {
 	return out
 }
 
+// structElems maps each of the schema's struct definitions (#LMEvalTask)
+// to the field that names one of its values ("name"), or "" when none
+// does: a list of them written as a string (tasks: "gsm8k") is fixed as
+// [{name: "gsm8k"}], or not at all, never as a list of strings.
+func structElems(sch cue.Value) map[string]string {
+	it, err := sch.Fields(cue.Definitions(true))
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for it.Next() {
+		if !it.Selector().IsDefinition() || it.Value().IncompleteKind() != cue.StructKind {
+			continue
+		}
+		out[it.Selector().String()] = ""
+		// name! is required: a constraint, which Fields lists only with
+		// Optional.
+		fields, err := it.Value().Fields(cue.Optional(true))
+		for err == nil && fields.Next() {
+			if fields.Selector().Unquoted() == "name" {
+				out[it.Selector().String()] = "name"
+			}
+		}
+	}
+	return out
+}
+
 // collapseDisjunctions keeps one line per wrongly typed value: CUE reports
 // "N errors in empty disjunction" plus one conflict per alternative of a
 // defaulted field (*1 | int), which says the same thing N+1 times.
@@ -550,7 +577,7 @@ var kindNames = map[string]string{
 // is one finding: "must be an integer or a list, not the string "x"",
 // with the fix of a scalar alternative only (a list's elements may not
 // be strings).
-func plainMismatches(in diag.List, src *sources) diag.List {
+func plainMismatches(in diag.List, src *sources, elems map[string]string) diag.List {
 	type plain struct {
 		first int // index in out of the value's finding
 		wants []string
@@ -569,6 +596,11 @@ func plainMismatches(in diag.List, src *sources) diag.List {
 		if !ok {
 			out = append(out, d)
 			continue
+		}
+		if e := listOf.FindStringSubmatch(r.wantText); e != nil {
+			if key, isStruct := elems[e[1]]; isStruct {
+				r.elem = cmp.Or(key, "{}")
+			}
 		}
 		key := fmt.Sprintf("%s\x00%s:%d:%d\x00%s\x00%s", d.Path, d.File, d.Line, d.Column, r.gotKind, r.got)
 		if p := seen[key]; p != nil {
@@ -607,7 +639,18 @@ func plainMismatches(in diag.List, src *sources) diag.List {
 
 // operands is one reading of a mismatch: the user's operand and kind, and
 // the wanted kind.
-type operands struct{ got, gotKind, want string }
+type operands struct {
+	got, gotKind, want string
+	// wantText is the wanted operand as CUE prints it ([...#LMEvalTask]).
+	wantText string
+	// elem is a wanted list's struct element: its naming field, "{}" for
+	// one without, "" for a scalar element (see structElems).
+	elem string
+}
+
+// listOf is the definition a list type's elements are ([...#X], or
+// [#X,...#X] for a non-empty one).
+var listOf = regexp.MustCompile(`^\[(?:#\w+,)?\.\.\.(#\w+)\]$`)
 
 // message says the value is not what is wanted (a kind's words), and the
 // fix, if any.
@@ -638,21 +681,21 @@ func mismatchOperands(values, ka, kb, src string) (operands, bool) {
 	var r *operands
 	for _, sp := range splits {
 		if bareType(sp.b) {
-			r = &operands{sp.a, ka, kb}
+			r = &operands{got: sp.a, gotKind: ka, want: kb, wantText: sp.b}
 			break
 		}
 		if bareType(sp.a) {
-			r = &operands{sp.b, kb, ka}
+			r = &operands{got: sp.b, gotKind: kb, want: ka, wantText: sp.a}
 			break
 		}
 	}
 	if r == nil {
 		for _, sp := range splits {
 			if startsWithToken(src, sp.a) && (r == nil || len(sp.a) > len(r.got)) {
-				r = &operands{sp.a, ka, kb}
+				r = &operands{got: sp.a, gotKind: ka, want: kb, wantText: sp.b}
 			}
 			if startsWithToken(src, sp.b) && (r == nil || len(sp.b) > len(r.got)) {
-				r = &operands{sp.b, kb, ka}
+				r = &operands{got: sp.b, gotKind: kb, want: ka, wantText: sp.a}
 			}
 		}
 	}
@@ -662,11 +705,11 @@ func mismatchOperands(values, ka, kb, src string) (operands, bool) {
 		quoted := func(s string) bool { return len(s) > 1 && s[0] == '\'' && s[len(s)-1] == '\'' }
 		for _, sp := range splits {
 			if ka == "bytes" && quoted(sp.a) {
-				r = &operands{sp.a, ka, kb}
+				r = &operands{got: sp.a, gotKind: ka, want: kb, wantText: sp.b}
 				break
 			}
 			if kb == "bytes" && quoted(sp.b) {
-				r = &operands{sp.b, kb, ka}
+				r = &operands{got: sp.b, gotKind: kb, want: ka, wantText: sp.a}
 				break
 			}
 		}
@@ -681,9 +724,9 @@ func mismatchOperands(values, ka, kb, src string) (operands, bool) {
 		}
 		switch kind {
 		case ka:
-			r = &operands{"", ka, kb}
+			r = &operands{gotKind: ka, want: kb}
 		case kb:
-			r = &operands{"", kb, ka}
+			r = &operands{gotKind: kb, want: ka}
 		}
 	}
 	if r == nil || kindNames[r.want] == "" {
@@ -727,6 +770,16 @@ func (r operands) fix() string {
 			return str
 		}
 	case "list":
+		switch r.elem {
+		case "":
+		case "{}":
+			return "" // no field names an element: nothing follows from a string
+		default:
+			if isStr && str != "" {
+				return fmt.Sprintf("[{%s: %s}]", r.elem, strconv.Quote(str))
+			}
+			return ""
+		}
 		if isStr {
 			var elems []string
 			for _, w := range strings.Fields(str) {

@@ -67,6 +67,9 @@ type Result struct {
 	// shards is how many shards the workloads were evaluated in (0: the
 	// package as one; see shard.go).
 	shards int
+	// structElems are the schema's struct definitions, by the field
+	// naming a value of each (see structElems).
+	structElems map[string]string
 	// engineBlocks are the workload blocks #OnEngine types by the engine
 	// (sglang, vllm_bench, …), read from the schema for dropEngineCascade.
 	engineBlocks []string
@@ -184,7 +187,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		break
 	}
 	src := newSources(cwd)
-	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src), src)
+	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, r.structElems), src)
 	for i := range diags {
 		for _, hint := range hints {
 			diags[i].Message = hint(diags[i], src)
@@ -350,6 +353,7 @@ func (l *loader) run(dir string) {
 	pkg, sch := vals[0], vals[1]
 	l.res.rows = &rowShapes{schema: sch}
 	l.res.engineBlocks = engineBlocks(sch)
+	l.res.structElems = structElems(sch)
 	for _, f := range insts[0].IgnoredFiles {
 		// A file without a package clause is silently left out by CUE:
 		// its workloads would vanish from the nightly set unnoticed.

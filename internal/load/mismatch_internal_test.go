@@ -6,7 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"cuelang.org/go/cue/cuecontext"
+
 	"github.com/wlcdev/wlc/internal/diag"
+	"github.com/wlcdev/wlc/schema"
 )
 
 // TestPlainMismatch: CUE's "conflicting values A and B (mismatched types
@@ -57,7 +60,7 @@ func TestPlainMismatchesDisjunction(t *testing.T) {
 		at(2, 16, "b.extra_args", `conflicting values "--enforce-eager --max-num-seqs 4" and [...string] (mismatched types string and list)`),
 	}
 	var got []string
-	for _, d := range plainMismatches(in, newSources(dir)) {
+	for _, d := range plainMismatches(in, newSources(dir), nil) {
 		got = append(got, d.Message)
 	}
 	want := []string{
@@ -77,4 +80,57 @@ func plainMismatch(values, ka, kb, src string) (string, bool) {
 		return "", false
 	}
 	return r.message(kindNames[r.want], r.fix()), true
+}
+
+// A string where a list of structs goes is fixed by the field naming an
+// element, or not at all; a list of scalars takes the string's words.
+func TestPlainMismatchesStructList(t *testing.T) {
+	dir := t.TempDir()
+	src := "a: tasks: \"gsm8k\"\nb: shapes: \"1024\"\nc: test_categories: \"multiple\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.cue"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := func(line, col int, path, msg string) diag.Diagnostic {
+		return diag.Diagnostic{Severity: diag.Error, File: "a.cue", Line: line, Column: col, Path: path, Message: msg}
+	}
+	in := diag.List{
+		at(1, 11, "a.tasks", `conflicting values "gsm8k" and [...#LMEvalTask] (mismatched types string and list)`),
+		at(2, 12, "b.shapes", `conflicting values "1024" and [#SweepShape,...#SweepShape] (mismatched types string and list)`),
+		at(3, 21, "c.test_categories", `conflicting values "multiple" and [...#BFCLCategory] (mismatched types string and list)`),
+	}
+	elems := map[string]string{"#LMEvalTask": "name", "#SweepShape": ""}
+	var got []string
+	for _, d := range plainMismatches(in, newSources(dir), elems) {
+		got = append(got, d.Message)
+	}
+	want := []string{
+		`must be a list, not the string "gsm8k"; write [{name: "gsm8k"}]`,
+		`must be a list, not the string "1024"`,
+		`must be a list, not the string "multiple"; write ["multiple"]`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// structElems reads the schema: #LMEvalTask is named by its required
+// name, #SweepShape by nothing, #BFCLCategory is no struct.
+func TestStructElems(t *testing.T) {
+	inst, err := schema.Instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := cuecontext.New().BuildInstance(inst)
+	if v.Err() != nil {
+		t.Fatal(v.Err())
+	}
+	got := structElems(v)
+	for def, want := range map[string]string{"#LMEvalTask": "name", "#BenchConfig": "name", "#SweepShape": ""} {
+		if key, ok := got[def]; !ok || key != want {
+			t.Errorf("structElems()[%s] = %q, %v; want %q", def, key, ok, want)
+		}
+	}
+	if _, ok := got["#BFCLCategory"]; ok {
+		t.Error("#BFCLCategory, a string, is listed as a struct")
+	}
 }
