@@ -81,7 +81,29 @@ func (s *sources) at(d diag.Diagnostic) string {
 // message; syntaxHints, which matches parse errors by file, runs on the
 // sorted findings after them.
 var hints = []func(d diag.Diagnostic, src *sources) string{
-	quoteHint, bytesHint, meantHint, slurmTimeHint,
+	quoteHint, bytesHint, meantHint, slurmTimeHint, emptyListHint,
+}
+
+// fieldLabel is a field's label and colon at the start of a line's rest.
+var fieldLabel = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*[!?]?:\s*`)
+
+// shortList is CUE's error for a list shorter than its type's minimum.
+var shortList = regexp.MustCompile(`^incompatible list lengths \(0 and (\d+)\)$`)
+
+// emptyListHint says what CUE's "incompatible list lengths (0 and 1)"
+// means where the user wrote an empty list.
+func emptyListHint(d diag.Diagnostic, src *sources) string {
+	m := shortList.FindStringSubmatch(d.Message)
+	// CUE places it at the field's label or at the list.
+	at := fieldLabel.ReplaceAllString(src.at(d), "")
+	if m == nil || !strings.HasPrefix(strings.Join(strings.Fields(at), ""), "[]") {
+		return d.Message
+	}
+	n := "one value"
+	if m[1] != "1" {
+		n = m[1] + " values"
+	}
+	return fmt.Sprintf("must not be an empty list: give at least %s", n)
 }
 
 // unresolved is CUE's error for an identifier no scope declares.
