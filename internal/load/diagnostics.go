@@ -387,7 +387,18 @@ func collapseDisjunctions(in diag.List) diag.List {
 	specific := map[string]bool{}
 	twice := map[string]bool{}   // fields the user gave two values
 	refused := map[string]bool{} // fields not allowed
+	// A scalar where a struct goes (workloads: w: 5) lacks every required
+	// field: those are consequences of the one mismatch.
+	scalar := map[string]bool{}
 	for _, d := range in {
+		if m := mismatch.FindStringSubmatch(d.Message); m != nil && (m[2] == "struct") != (m[3] == "struct") {
+			scalar[d.Path] = true
+		}
+	}
+	for _, d := range in {
+		if scalar[d.Path] && strings.HasPrefix(d.Message, "required field missing: ") {
+			continue
+		}
 		if strings.HasPrefix(d.Message, "field not allowed: ") {
 			explained[d.Path] = true
 		}
@@ -425,6 +436,9 @@ func collapseDisjunctions(in diag.List) diag.List {
 	var out diag.List
 	typeSeen := map[string]bool{}
 	for _, d := range in {
+		if scalar[d.Path] && strings.HasPrefix(d.Message, "required field missing: ") {
+			continue
+		}
 		if strings.HasPrefix(d.Message, "incomplete value") && blamed(d.Path) {
 			continue
 		}
