@@ -388,11 +388,23 @@ func collapseDisjunctions(in diag.List) diag.List {
 	twice := map[string]bool{}   // fields the user gave two values
 	refused := map[string]bool{} // fields not allowed
 	// A scalar where a struct goes (workloads: w: 5) lacks every required
-	// field: those are consequences of the one mismatch.
+	// field: those are consequences of the one mismatch. A struct that
+	// has errors inside is the alternative meant (int | {...}): its
+	// mismatch with the others is not news.
 	scalar := map[string]bool{}
+	inside := map[string]bool{}
 	for _, d := range in {
 		if m := mismatch.FindStringSubmatch(d.Message); m != nil && (m[2] == "struct") != (m[3] == "struct") {
 			scalar[d.Path] = true
+		} else if d.Severity == diag.Error {
+			for p := d.Path; ; {
+				i := strings.LastIndexAny(p, ".[")
+				if i <= 0 {
+					break
+				}
+				p = p[:i]
+				inside[p] = true
+			}
 		}
 	}
 	for _, d := range in {
@@ -439,6 +451,9 @@ func collapseDisjunctions(in diag.List) diag.List {
 		if scalar[d.Path] && strings.HasPrefix(d.Message, "required field missing: ") {
 			continue
 		}
+		if m := mismatch.FindStringSubmatch(d.Message); m != nil && inside[d.Path] && (m[2] == "struct") != (m[3] == "struct") {
+			continue
+		}
 		if strings.HasPrefix(d.Message, "incomplete value") && blamed(d.Path) {
 			continue
 		}
@@ -466,6 +481,34 @@ func collapseDisjunctions(in diag.List) diag.List {
 				continue
 			}
 			typeSeen[key] = true
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// undefinedField is CUE's error for a selector naming no field.
+var undefinedField = regexp.MustCompile(`^undefined field: (.+)$`)
+
+// dropLookupCascade drops a schema lookup keyed by a refused value
+// (speed_bench_category: #OnDataset[dataset]... with dataset "sharegpt"):
+// "undefined field: sharegpt" beside the sibling field refusing "sharegpt"
+// is that refusal again.
+func dropLookupCascade(in diag.List, src *sources) diag.List {
+	parent := func(path string) string {
+		if i := strings.LastIndexAny(path, ".["); i >= 0 {
+			return path[:i]
+		}
+		return ""
+	}
+	var out diag.List
+	for _, d := range in {
+		m := undefinedField.FindStringSubmatch(d.Message)
+		if m != nil && slices.ContainsFunc(in, func(o diag.Diagnostic) bool {
+			return o.Path != d.Path && o.Severity == diag.Error && parent(o.Path) == parent(d.Path) &&
+				startsWithToken(fieldLabel.ReplaceAllString(src.at(o), ""), strconv.Quote(m[1]))
+		}) {
+			continue
 		}
 		out = append(out, d)
 	}

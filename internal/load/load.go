@@ -188,6 +188,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 	}
 	src := newSources(cwd)
 	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, r.structElems), src)
+	diags = dropLookupCascade(diags, src)
 	for i := range diags {
 		for _, hint := range hints {
 			diags[i].Message = hint(diags[i], src)
