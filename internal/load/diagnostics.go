@@ -634,7 +634,7 @@ var kindNames = map[string]string{
 // is one finding: "must be an integer or a list, not the string "x"",
 // with the fix of a scalar alternative only (a list's elements may not
 // be strings).
-func plainMismatches(in diag.List, src *sources, elems map[string]string) diag.List {
+func plainMismatches(in diag.List, src *sources, elems map[string]string, accepts func(path, literal string) bool) diag.List {
 	type plain struct {
 		first int // index in out of the value's finding
 		wants []string
@@ -685,7 +685,7 @@ func plainMismatches(in diag.List, src *sources, elems map[string]string) diag.L
 			names = append(names, kindNames[w])
 			r := p.r
 			r.want = w
-			if f := r.fix(); f != "" && fix == "" && (w != "list" || len(p.wants) == 1) {
+			if f := r.fix(); f != "" && fix == "" && (w != "list" || len(p.wants) == 1) && (accepts == nil || accepts(out[p.first].Path, f)) {
 				fix = f
 			}
 		}

@@ -167,9 +167,10 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		o = opts[0]
 	}
 	shardFiles := o.shardFiles
+	var l *loader
 	for {
 		*r = Result{}
-		l := &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
+		l = &loader{ctx: ctx, cwd: cwd, res: r, opts: o}
 		l.run(dir)
 		switch {
 		case l.broken != nil:
@@ -187,7 +188,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		break
 	}
 	src := newSources(cwd)
-	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, r.structElems), src)
+	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, r.structElems, l.accepts), src)
 	diags = dropLookupCascade(diags, src)
 	for i := range diags {
 		for _, hint := range hints {
@@ -254,6 +255,43 @@ func (l *loader) defs() *schemaDefs {
 		l.defsBuilt = newSchemaDefs(sch)
 	}
 	return l.defsBuilt
+}
+
+// accepts reports whether literal is a value the schema's type of the
+// field at path (workloads.<name>.… or profiles.<name>.…) takes, so a
+// suggested fix is never itself refused (1e6 for timeout_in_minutes is
+// the integer 1000000, over its bound). It says yes when the type cannot
+// be found or reads other fields.
+func (l *loader) accepts(path, literal string) bool {
+	if l.schemaInst == nil {
+		return true
+	}
+	p := cue.ParsePath(path)
+	if p.Err() != nil || len(p.Selectors()) < 3 {
+		return true
+	}
+	sels := p.Selectors()
+	var def cue.Value
+	switch sels[0].String() {
+	case "workloads":
+		def = l.defs().workload
+	case "profiles":
+		def = l.defs().profile
+	default:
+		return true
+	}
+	rest := make([]cue.Selector, 0, len(sels)-2)
+	for _, s := range sels[2:] {
+		if s.Type() == cue.IndexLabel {
+			s = cue.AnyIndex // a list's element type
+		}
+		rest = append(rest, s)
+	}
+	typ := def.LookupPath(cue.MakePath(rest...))
+	if !typ.Exists() {
+		return true
+	}
+	return typ.Unify(l.ctx.CompileString(literal)).Err() == nil
 }
 
 func (l *loader) errorf(format string, args ...any) {

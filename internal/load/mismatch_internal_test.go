@@ -60,7 +60,7 @@ func TestPlainMismatchesDisjunction(t *testing.T) {
 		at(2, 16, "b.extra_args", `conflicting values "--enforce-eager --max-num-seqs 4" and [...string] (mismatched types string and list)`),
 	}
 	var got []string
-	for _, d := range plainMismatches(in, newSources(dir), nil) {
+	for _, d := range plainMismatches(in, newSources(dir), nil, nil) {
 		got = append(got, d.Message)
 	}
 	want := []string{
@@ -100,7 +100,7 @@ func TestPlainMismatchesStructList(t *testing.T) {
 	}
 	elems := map[string]string{"#LMEvalTask": "name", "#SweepShape": ""}
 	var got []string
-	for _, d := range plainMismatches(in, newSources(dir), elems) {
+	for _, d := range plainMismatches(in, newSources(dir), elems, nil) {
 		got = append(got, d.Message)
 	}
 	want := []string{
