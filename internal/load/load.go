@@ -67,9 +67,6 @@ type Result struct {
 	// shards is how many shards the workloads were evaluated in (0: the
 	// package as one; see shard.go).
 	shards int
-	// structElems are the schema's struct definitions, by the field
-	// naming a value of each (see structElems).
-	structElems map[string]string
 	// engineBlocks are the workload blocks #OnEngine types by the engine
 	// (sglang, vllm_bench, …), read from the schema for dropEngineCascade.
 	engineBlocks []string
@@ -188,7 +185,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		break
 	}
 	src := newSources(cwd)
-	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, r.structElems, l.accepts), src)
+	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, l.structElem, l.accepts), src)
 	diags = dropLookupCascade(diags, src)
 	for i := range diags {
 		for _, hint := range hints {
@@ -234,11 +231,12 @@ type loader struct {
 // #Profile, asked which fields they allow (an erroneous struct allows
 // anything), and #Settings, which types the package's settings.
 type schemaDefs struct {
-	workload, profile, settings cue.Value
+	schema, workload, profile, settings cue.Value
 }
 
 func newSchemaDefs(sch cue.Value) *schemaDefs {
 	return &schemaDefs{
+		schema:   sch,
 		workload: sch.LookupPath(cue.ParsePath("#Workload")),
 		profile:  sch.LookupPath(cue.ParsePath("#Profile")),
 		settings: sch.LookupPath(cue.ParsePath("#Settings")),
@@ -255,6 +253,14 @@ func (l *loader) defs() *schemaDefs {
 		l.defsBuilt = newSchemaDefs(sch)
 	}
 	return l.defsBuilt
+}
+
+// structElem is structElem on the schema, or nothing without one.
+func (l *loader) structElem(def string) (string, bool) {
+	if l.schemaInst == nil {
+		return "", false
+	}
+	return structElem(l.defs().schema, def)
 }
 
 // accepts reports whether literal is a value the schema's type of the
@@ -392,7 +398,6 @@ func (l *loader) run(dir string) {
 	pkg, sch := vals[0], vals[1]
 	l.res.rows = &rowShapes{schema: sch}
 	l.res.engineBlocks = engineBlocks(sch)
-	l.res.structElems = structElems(sch)
 	for _, f := range insts[0].IgnoredFiles {
 		// A file without a package clause is silently left out by CUE:
 		// its workloads would vanish from the nightly set unnoticed.
@@ -929,6 +934,10 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 				if lw.Env == nil {
 					lw.Env = soundStrings(wv.LookupPath(pathOf("env")))
 				}
+				if tc := wv.LookupPath(pathOf("bfcl.test_categories")); tc.Validate(cue.Concrete(true)) == nil {
+					lw.BFCL = &schema.BFCL{}
+					_ = tc.Decode(&lw.BFCL.TestCategories)
+				}
 				if ma := wv.LookupPath(pathOf("lm_eval.model_args")); ma.Exists() {
 					lw.LMEval = &schema.LMEval{ModelArgs: soundEntries(ma)}
 					// By index: List refuses a list with an error inside.
@@ -938,7 +947,11 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 						if !t.Exists() {
 							break
 						}
-						lw.LMEval.Tasks = append(lw.LMEval.Tasks, schema.LMEvalTask{ModelArgs: soundEntries(t.LookupPath(pathOf("model_args")))})
+						task := schema.LMEvalTask{ModelArgs: soundEntries(t.LookupPath(pathOf("model_args")))}
+						if n := t.LookupPath(pathOf("name")); n.Validate(cue.Concrete(true)) == nil {
+							_ = n.Decode(&task.Name)
+						}
+						lw.LMEval.Tasks = append(lw.LMEval.Tasks, task)
 					}
 				}
 				if lw.SGLang == nil && sglangArgs != nil {

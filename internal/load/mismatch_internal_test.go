@@ -99,8 +99,12 @@ func TestPlainMismatchesStructList(t *testing.T) {
 		at(3, 21, "c.test_categories", `conflicting values "multiple" and [...#BFCLCategory] (mismatched types string and list)`),
 	}
 	elems := map[string]string{"#LMEvalTask": "name", "#SweepShape": ""}
+	elem := func(def string) (string, bool) {
+		key, ok := elems[def]
+		return key, ok
+	}
 	var got []string
-	for _, d := range plainMismatches(in, newSources(dir), elems, nil) {
+	for _, d := range plainMismatches(in, newSources(dir), elem, nil) {
 		got = append(got, d.Message)
 	}
 	want := []string{
@@ -113,9 +117,9 @@ func TestPlainMismatchesStructList(t *testing.T) {
 	}
 }
 
-// structElems reads the schema: #LMEvalTask is named by its required
+// structElem reads the schema: #LMEvalTask is named by its required
 // name, #SweepShape by nothing, #BFCLCategory is no struct.
-func TestStructElems(t *testing.T) {
+func TestStructElem(t *testing.T) {
 	inst, err := schema.Instance()
 	if err != nil {
 		t.Fatal(err)
@@ -124,13 +128,12 @@ func TestStructElems(t *testing.T) {
 	if v.Err() != nil {
 		t.Fatal(v.Err())
 	}
-	got := structElems(v)
 	for def, want := range map[string]string{"#LMEvalTask": "name", "#BenchConfig": "name", "#SweepShape": ""} {
-		if key, ok := got[def]; !ok || key != want {
-			t.Errorf("structElems()[%s] = %q, %v; want %q", def, key, ok, want)
+		if key, ok := structElem(v, def); !ok || key != want {
+			t.Errorf("structElem(%s) = %q, %v; want %q", def, key, ok, want)
 		}
 	}
-	if _, ok := got["#BFCLCategory"]; ok {
-		t.Error("#BFCLCategory, a string, is listed as a struct")
+	if _, ok := structElem(v, "#BFCLCategory"); ok {
+		t.Error("#BFCLCategory, a string, reads as a struct")
 	}
 }
