@@ -252,6 +252,16 @@ func (l *loader) explainNotAllowed(path []string) string {
 	sels := p.Selectors()
 	name := path[len(path)-1]
 	parent := sels[:len(sels)-1]
+	if last := parent[len(parent)-1]; last.IsString() && last.Unquoted() == "max_test_cases" {
+		// Its keys are BFCL categories (a pattern), not fields.
+		var cats []string
+		_ = l.defs().schema.LookupPath(cue.ParsePath("#BFCLCategories")).Decode(&cats)
+		why := fmt.Sprintf("%s is not a BFCL test category, which max_test_cases is keyed by", name)
+		if s := suggest.Closest(cats, name); s != "" {
+			why += "; did you mean " + s + "?"
+		}
+		return bare + ": " + why
+	}
 	names := l.fieldNames(parent)
 	if slices.Contains(names, name) {
 		return bare // a field the schema has, refused here by a condition
