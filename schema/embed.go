@@ -18,6 +18,11 @@ const ImportPath = "github.com/wlcdev/wlc/schema"
 // ModulePath is the CUE module path of a wlc repository.
 const ModulePath = "github.com/wlcdev/wlc@v0"
 
+// CopyDir is where a workloads repository keeps its copy of these files,
+// relative to its module root: cue.mod/gen, where CUE finds the packages
+// of modules it does not fetch.
+const CopyDir = "cue.mod/gen/" + ImportPath
+
 // The typing lines of a workloads package's wlc.cue, as wlc init writes
 // them: they type its profiles and workloads with this schema and hand each
 // workload the profile it names (and the names of all, for the "unknown

@@ -152,20 +152,19 @@ func updateSchemaCopy(e *env, dir string) error {
 	for _, f := range files {
 		keep[filepath.Join(root, filepath.FromSlash(f.Path))] = true
 	}
+	// The package's other files, which CUE would load beside the schema
+	// (a subdirectory is another package, and not wlc's to touch).
 	var removed []string
-	err = filepath.WalkDir(copyDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".cue") || keep[p] {
-			return err
+	present, _ := filepath.Glob(filepath.Join(copyDir, "*.cue"))
+	for _, p := range present {
+		if keep[p] {
+			continue
 		}
 		if err := os.Remove(p); err != nil {
-			return err
+			return commandError{what, fmt.Errorf("the new schema is in place, but removing a file it no longer has: %w", err)}
 		}
 		rel, _ := filepath.Rel(root, p)
 		removed = append(removed, filepath.ToSlash(rel))
-		return nil
-	})
-	if err != nil {
-		return commandError{what, fmt.Errorf("the new schema is in place, but removing a file it no longer has: %w", err)}
 	}
 	shown := copyDir
 	if wd, err := os.Getwd(); err == nil {
@@ -196,7 +195,7 @@ func schemaFiles() ([]backends.Artifact, error) {
 			return err
 		}
 		data, err := schema.Files.ReadFile(p)
-		files = append(files, backends.Artifact{Path: path.Join("cue.mod/gen", schema.ImportPath, p), Data: data})
+		files = append(files, backends.Artifact{Path: path.Join(schema.CopyDir, p), Data: data})
 		return err
 	})
 	return files, err

@@ -174,28 +174,23 @@ func (fs *findings) modelArgs(w *schema.Workload) {
 // replace the first's. (In Go, not the schema: as a comprehension per
 // workload it cost cold vet 4% of its CPU.)
 func (fs *findings) listedTwice(w *schema.Workload) {
-	twice := func(names []string, field string, msg func(string) string) {
-		seen := map[string]bool{}
-		for i, n := range names {
-			if n != "" && seen[n] {
-				fs.errorf(fmt.Sprintf(field, i), "%s", msg(n))
-			}
-			seen[n] = true
-		}
-	}
 	if w.LMEval != nil {
-		var names []string
-		for _, t := range w.LMEval.Tasks {
-			names = append(names, t.Name)
+		seen := map[string]bool{}
+		for i, t := range w.LMEval.Tasks {
+			if t.Name != "" && seen[t.Name] {
+				fs.errorf(fmt.Sprintf("lm_eval.tasks[%d].name", i), "task %s is listed twice; its results are kept by task name (lm_eval/%s), so the second run would overwrite the first: list each task once (a task with other settings belongs in another workload)", t.Name, t.Name)
+			}
+			seen[t.Name] = true
 		}
-		twice(names, "lm_eval.tasks[%d].name", func(n string) string {
-			return fmt.Sprintf("task %s is listed twice; its results are kept by task name (lm_eval/%s), so the second run would overwrite the first: list each task once (a task with other settings belongs in another workload)", n, n)
-		})
 	}
 	if w.BFCL != nil {
-		twice(w.BFCL.TestCategories, "bfcl.test_categories[%d]", func(c string) string {
-			return fmt.Sprintf("test category %s is listed twice, so it would run twice and its second run's results would replace the first's; list each category once", c)
-		})
+		seen := map[string]bool{}
+		for i, c := range w.BFCL.TestCategories {
+			if seen[c] {
+				fs.errorf(fmt.Sprintf("bfcl.test_categories[%d]", i), "test category %s is listed twice, so it would run twice and its second run's results would replace the first's; list each category once", c)
+			}
+			seen[c] = true
+		}
 	}
 }
 
@@ -261,16 +256,13 @@ func (fs *findings) sweeps(w *Workload) {
 		return fmt.Sprintf("configs[%d]", ci)
 	}
 	runs := map[string]int{}
-	told := map[[2]string]bool{} // two sources are named once, not per run
+	told := map[[2]string]bool{}
 	for ci, c := range sweeps {
-		field := fmt.Sprintf("%s.configs[%d]", block, ci)
-		if s, ok := shape(ci); ok {
-			field = fmt.Sprintf("vllm_bench.sweep.shapes[%d]", s)
-		}
+		field := block + "." + source(ci)
 		for k, conc := range c.MaxConcurrency.Values {
 			run := fmt.Sprintf("%s-conc-%d", c.Name, conc)
 			if prev, dup := runs[run]; dup && !told[[2]string{source(prev), source(ci)}] {
-				told[[2]string{source(prev), source(ci)}] = true
+				told[[2]string{source(prev), source(ci)}] = true // once for the pair, not per run
 				_, prevShape := shape(prev)
 				_, isShape := shape(ci)
 				switch {

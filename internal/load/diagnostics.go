@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
@@ -119,21 +120,34 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			msg = l.explainNotAllowed(path)
 		}
 		var pos token.Pos
-		var written []string // the user's places of the error's values
+		var written, literals []token.Pos // the user's places, and those holding a value
 		for _, p := range cueerrors.Positions(e) {
-			if !l.isSchema(p.Filename()) && !isTyping(p.Filename()) {
-				if !pos.IsValid() {
-					pos = p
-				}
-				if at := fmt.Sprintf("%s:%d:%d", l.rel(p.Filename()), p.Line(), p.Column()); !slices.Contains(written, at) {
-					written = append(written, at)
-				}
+			same := func(q token.Pos) bool { return q.Position() == p.Position() }
+			if l.isSchema(p.Filename()) || isTyping(p.Filename()) || slices.ContainsFunc(written, same) {
+				continue
 			}
+			written = append(written, p)
+			if strings.HasPrefix(msg, "conflicting values ") && l.literalAt(p) {
+				literals = append(literals, p)
+			}
+		}
+		if len(written) > 0 {
+			pos = written[0]
+		}
+		if len(literals) > 1 {
+			// CUE's places also name the reference through which a
+			// helper's value came: the values are what was written twice.
+			written = literals
 		}
 		if strings.HasPrefix(msg, "conflicting values ") && len(written) > 1 {
 			// Two values the user wrote (a field set twice, or by a helper
 			// and again), not a value the schema refuses.
-			msg += givenTwice + strings.Join(written, " and ") + "; keep one"
+			var places []string
+			for _, p := range written {
+				places = append(places, fmt.Sprintf("%s:%d:%d", l.rel(p.Filename()), p.Line(), p.Column()))
+			}
+			msg += givenTwice + strings.Join(places, " and ") + "; keep one"
+			pos = written[0]
 		}
 		shown := path
 		if l.singleServerRuleBeside(path) {
@@ -389,23 +403,19 @@ func collapseDisjunctions(in diag.List) diag.List {
 	scalar := map[string]bool{}
 	inside := map[string]bool{}
 	for _, d := range in {
-		if m := mismatch.FindStringSubmatch(d.Message); m != nil && (m[2] == "struct") != (m[3] == "struct") {
+		if structMismatch(d) {
 			scalar[d.Path] = true
 		} else if d.Severity == diag.Error {
-			for p := d.Path; ; {
-				i := strings.LastIndexAny(p, ".[")
-				if i <= 0 {
-					break
-				}
-				p = p[:i]
+			for p := parentPath(d.Path); p != ""; p = parentPath(p) {
 				inside[p] = true
 			}
 		}
 	}
+	in = slices.DeleteFunc(slices.Clone(in), func(d diag.Diagnostic) bool {
+		return scalar[d.Path] && strings.HasPrefix(d.Message, "required field missing: ") ||
+			inside[d.Path] && structMismatch(d)
+	})
 	for _, d := range in {
-		if scalar[d.Path] && strings.HasPrefix(d.Message, "required field missing: ") {
-			continue
-		}
 		if strings.HasPrefix(d.Message, "field not allowed: ") {
 			explained[d.Path] = true
 		}
@@ -443,12 +453,6 @@ func collapseDisjunctions(in diag.List) diag.List {
 	var out diag.List
 	typeSeen := map[string]bool{}
 	for _, d := range in {
-		if scalar[d.Path] && strings.HasPrefix(d.Message, "required field missing: ") {
-			continue
-		}
-		if m := mismatch.FindStringSubmatch(d.Message); m != nil && inside[d.Path] && (m[2] == "struct") != (m[3] == "struct") {
-			continue
-		}
 		if strings.HasPrefix(d.Message, "incomplete value") && blamed(d.Path) {
 			continue
 		}
@@ -482,6 +486,22 @@ func collapseDisjunctions(in diag.List) diag.List {
 	return out
 }
 
+// structMismatch reports whether d is CUE's mismatch of a struct with a
+// value of another kind.
+func structMismatch(d diag.Diagnostic) bool {
+	m := mismatch.FindStringSubmatch(d.Message)
+	return m != nil && (m[2] == "struct") != (m[3] == "struct")
+}
+
+// parentPath is the path of the struct or list holding path's value, or
+// "" at the top.
+func parentPath(path string) string {
+	if i := strings.LastIndexAny(path, ".["); i > 0 {
+		return path[:i]
+	}
+	return ""
+}
+
 // undefinedField is CUE's error for a selector naming no field.
 var undefinedField = regexp.MustCompile(`^undefined field: (.+)$`)
 
@@ -490,17 +510,11 @@ var undefinedField = regexp.MustCompile(`^undefined field: (.+)$`)
 // "undefined field: sharegpt" beside the sibling field refusing "sharegpt"
 // is that refusal again.
 func dropLookupCascade(in diag.List, src *sources) diag.List {
-	parent := func(path string) string {
-		if i := strings.LastIndexAny(path, ".["); i >= 0 {
-			return path[:i]
-		}
-		return ""
-	}
 	var out diag.List
 	for _, d := range in {
 		m := undefinedField.FindStringSubmatch(d.Message)
 		if m != nil && slices.ContainsFunc(in, func(o diag.Diagnostic) bool {
-			return o.Path != d.Path && o.Severity == diag.Error && parent(o.Path) == parent(d.Path) &&
+			return o.Path != d.Path && o.Severity == diag.Error && parentPath(o.Path) == parentPath(d.Path) &&
 				startsWithToken(fieldLabel.ReplaceAllString(src.at(o), ""), strconv.Quote(m[1]))
 		}) {
 			continue
@@ -514,71 +528,32 @@ func dropLookupCascade(in diag.List, src *sources) diag.List {
 // user wrote them.
 const givenTwice = ": two values are written for it, at "
 
-var writtenAt = regexp.MustCompile(`^(.*)` + regexp.QuoteMeta(givenTwice) + `(.+); keep one$`)
-
-// writtenTwice narrows the places a doubled field's finding lists to
-// those holding a value (CUE also names a helper's reference, `_base &
-// {...}`, through which one came), and reports it at the first.
-func writtenTwice(in diag.List, src *sources) diag.List {
-	for i, d := range in {
-		m := writtenAt.FindStringSubmatch(d.Message)
-		if m == nil {
+// literalAt reports whether a value literal (a number, string, bool,
+// null, list or struct, not a reference) starts at p in the user's files.
+func (l *loader) literalAt(p token.Pos) bool {
+	found := false
+	for _, f := range l.files {
+		if f.Filename != p.Filename() {
 			continue
 		}
-		var values []diag.Diagnostic
-		for _, at := range strings.Split(m[2], " and ") {
-			f, line, col, ok := splitPos(at)
-			if !ok {
-				continue
+		ast.Walk(f, func(n ast.Node) bool {
+			if found || n.Pos().Offset() > p.Offset() || n.End().Offset() <= p.Offset() {
+				return false // not around p
 			}
-			v := diag.Diagnostic{File: f, Line: line, Column: col}
-			if literalAt(src.at(v)) {
-				values = append(values, v)
+			if n.Pos() == p {
+				switch x := n.(type) {
+				case *ast.BasicLit, *ast.ListLit, *ast.StructLit:
+					found = true
+				case *ast.UnaryExpr:
+					_, found = x.X.(*ast.BasicLit) // -1
+				case *ast.Ident:
+					found = x.Name == "true" || x.Name == "false" || x.Name == "null"
+				}
 			}
-		}
-		if len(values) < 2 {
-			continue // a value computed elsewhere: every place stays
-		}
-		var places []string
-		for _, v := range values {
-			places = append(places, fmt.Sprintf("%s:%d:%d", v.File, v.Line, v.Column))
-		}
-		in[i].Message = m[1] + givenTwice + strings.Join(places, " and ") + "; keep one"
-		in[i].File, in[i].Line, in[i].Column = values[0].File, values[0].Line, values[0].Column
+			return !found
+		}, nil)
 	}
-	return in
-}
-
-// splitPos splits "file:line:col".
-func splitPos(at string) (string, int, int, bool) {
-	c := strings.LastIndex(at, ":")
-	if c < 0 {
-		return "", 0, 0, false
-	}
-	l := strings.LastIndex(at[:c], ":")
-	if l < 0 {
-		return "", 0, 0, false
-	}
-	line, err1 := strconv.Atoi(at[l+1 : c])
-	col, err2 := strconv.Atoi(at[c+1:])
-	return at[:l], line, col, err1 == nil && err2 == nil
-}
-
-// literalAt reports whether src starts with a value literal: a number, a
-// string or bytes, a bool, null, a list or a struct.
-func literalAt(src string) bool {
-	if src == "" {
-		return false
-	}
-	if strings.ContainsRune("0123456789-+.\"'[{", rune(src[0])) {
-		return true
-	}
-	for _, kw := range []string{"true", "false", "null"} {
-		if startsWithToken(src, kw) {
-			return true
-		}
-	}
-	return false
+	return found
 }
 
 // missingPackage is cue/load's error for an import nothing provides.

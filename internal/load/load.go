@@ -70,10 +70,9 @@ type Result struct {
 	// engineBlocks are the workload blocks #OnEngine types by the engine
 	// (sglang, vllm_bench, …), read from the schema for dropEngineCascade.
 	engineBlocks []string
-	// refused are the workloads with errors, by name and run name: the
-	// rules across workloads still see them, so a clash of run names is
-	// reported in the same run as their other errors.
-	refused []check.Named
+	// refused are the workloads with errors, as far as they decode: the
+	// rules across workloads still see them.
+	refused []Workload
 	// rows describes the row shapes from the schema package this load
 	// built (see ingestShapes).
 	rows *rowShapes
@@ -185,7 +184,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		break
 	}
 	src := newSources(cwd)
-	diags := writtenTwice(plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, l.structElem, l.accepts), src)
+	diags := plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, l.structElem, l.accepts)
 	diags = dropLookupCascade(diags, src)
 	for i := range diags {
 		for _, hint := range hints {
@@ -438,22 +437,6 @@ func (l *loader) run(dir string) {
 		return
 	}
 	l.checkDefinedTwice(defs)
-}
-
-// keepRefused records a workload with errors for the run-name rule
-// across workloads, its run name from a sound dashboard_name.
-func (l *loader) keepRefused(wv cue.Value, w *Workload, at fieldsAt) {
-	if dn := wv.LookupPath(pathOf("dashboard_name")); dn.Validate(cue.Concrete(true)) == nil {
-		_ = dn.Decode(&w.DashboardName)
-	}
-	field := check.RunNameField(&w.Workload)
-	pos := l.at(l.pos(wv, field))
-	at[[2]string{w.Name, field}] = pos
-	n := check.Named{Name: w.Name, RunName: w.RunName(), Field: field}
-	if p := l.userPos(wv.LookupPath(pathOf("profile"))); p.IsValid() {
-		n.File, n.Line = l.moduleRel(p.Filename()), p.Line()
-	}
-	l.res.refused = append(l.res.refused, n)
 }
 
 // moduleRel is file relative to the module root, slash-separated: a
@@ -751,7 +734,7 @@ func schemaCopy(root string, m moduleFile) string {
 	if mod := m.path; mod == "" || mod == schema.ModulePath || mod+"@v0" == schema.ModulePath {
 		return ""
 	}
-	return filepath.Join(root, "cue.mod", "gen", filepath.FromSlash(schema.ImportPath))
+	return filepath.Join(root, filepath.FromSlash(schema.CopyDir))
 }
 
 func findModuleRoot(dir string) (string, bool) {
@@ -916,53 +899,16 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 		if j.err != nil {
 			l.reportInvalid(wv, j.pkg, j.err)
 			j.rd.blameDerived(l, before)
-			// The field rules read single fields: decode those that
-			// are sound, so their errors come in the same run.
 			sels := wv.Path().Selectors()
 			if len(sels) == 2 && sels[1].IsString() {
-				lw := Workload{Workload: schema.Workload{Name: sels[1].Unquoted()}}
-				var sglangArgs, routerArgs []string
-				for p, dst := range map[string]any{"profile": &lw.Profile, "env": &lw.Env, "secrets": &lw.Secrets, "serve.extra_args": &lw.Serve.ExtraArgs,
-					"engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs, "sglang_bench": &lw.SGLangBench,
-					"disagg.router.extra_args": &routerArgs} {
-					if fv := wv.LookupPath(pathOf(p)); fv.Validate(cue.Concrete(true)) == nil {
-						_ = fv.Decode(dst)
-					}
-				}
-				// A map with one bad entry still has its sound ones
-				// checked: a credential in env beside a key CUE refuses.
-				if lw.Env == nil {
-					lw.Env = soundStrings(wv.LookupPath(pathOf("env")))
-				}
-				if tc := wv.LookupPath(pathOf("bfcl.test_categories")); tc.Validate(cue.Concrete(true)) == nil {
-					lw.BFCL = &schema.BFCL{}
-					_ = tc.Decode(&lw.BFCL.TestCategories)
-				}
-				if ma := wv.LookupPath(pathOf("lm_eval.model_args")); ma.Exists() {
-					lw.LMEval = &schema.LMEval{ModelArgs: soundEntries(ma)}
-					// By index: List refuses a list with an error inside.
-					tasks := wv.LookupPath(pathOf("lm_eval.tasks"))
-					for i := 0; ; i++ {
-						t := tasks.LookupPath(cue.MakePath(cue.Index(i)))
-						if !t.Exists() {
-							break
-						}
-						task := schema.LMEvalTask{ModelArgs: soundEntries(t.LookupPath(pathOf("model_args")))}
-						if n := t.LookupPath(pathOf("name")); n.Validate(cue.Concrete(true)) == nil {
-							_ = n.Decode(&task.Name)
-						}
-						lw.LMEval.Tasks = append(lw.LMEval.Tasks, task)
-					}
-				}
-				if lw.SGLang == nil && sglangArgs != nil {
-					lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
-				}
-				if routerArgs != nil {
-					lw.Disagg = &schema.Disagg{Router: schema.Router{ExtraArgs: routerArgs}}
-				}
+				lw := soundParts(wv, sels[1].Unquoted())
 				j.rd.apply(&lw)
+				l.locate(&lw, wv)
 				l.checkFields(wv, &lw)
-				l.keepRefused(wv, &lw, at)
+				// The rules across workloads still see it (a clash of run
+				// names comes in the same run as its other errors).
+				l.res.refused = append(l.res.refused, lw)
+				l.markClashes(wv, &lw, at)
 			}
 			continue
 		}
@@ -972,21 +918,77 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 		}
 		lw := Workload{Workload: j.w}
 		j.rd.apply(&lw)
-		pos := l.userPos(wv.LookupPath(pathOf("profile")))
-		if pos.IsValid() {
-			// Relative to the module root, not the working directory:
-			// generated files name it, and must not depend on where wlc ran.
-			lw.File = l.moduleRel(pos.Filename())
-			lw.Line, lw.Column = pos.Line(), pos.Column()
-		}
+		l.locate(&lw, wv)
 		if l.checkWorkload(wv, &lw) {
 			l.res.Workloads = append(l.res.Workloads, lw)
-			field := check.RunNameField(&lw.Workload)
-			at[[2]string{lw.Name, field}] = l.at(l.pos(wv, field))
-			if lw.Port != 0 {
-				at[[2]string{lw.Name, "port"}] = l.at(l.pos(wv, "port"))
-			}
+			l.markClashes(wv, &lw, at)
 		}
+	}
+}
+
+// soundParts decodes what the field rules read of a workload with errors,
+// where it is sound, so their findings come in the same run: single
+// fields, and of a map with one bad entry (env, model_args) the others.
+func soundParts(wv cue.Value, name string) Workload {
+	lw := Workload{Workload: schema.Workload{Name: name}}
+	var sglangArgs, routerArgs []string
+	for p, dst := range map[string]any{"profile": &lw.Profile, "dashboard_name": &lw.DashboardName, "env": &lw.Env, "secrets": &lw.Secrets,
+		"serve.extra_args": &lw.Serve.ExtraArgs, "engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs,
+		"sglang_bench": &lw.SGLangBench, "disagg.router.extra_args": &routerArgs} {
+		if fv := wv.LookupPath(pathOf(p)); fv.Validate(cue.Concrete(true)) == nil {
+			_ = fv.Decode(dst)
+		}
+	}
+	if lw.Env == nil {
+		lw.Env = soundStrings(wv.LookupPath(pathOf("env")))
+	}
+	if tc := wv.LookupPath(pathOf("bfcl.test_categories")); tc.Validate(cue.Concrete(true)) == nil {
+		lw.BFCL = &schema.BFCL{}
+		_ = tc.Decode(&lw.BFCL.TestCategories)
+	}
+	if ma := wv.LookupPath(pathOf("lm_eval.model_args")); ma.Exists() {
+		lw.LMEval = &schema.LMEval{ModelArgs: soundEntries(ma)}
+		// By index: List refuses a list with an error inside.
+		tasks := wv.LookupPath(pathOf("lm_eval.tasks"))
+		for i := 0; ; i++ {
+			t := tasks.LookupPath(cue.MakePath(cue.Index(i)))
+			if !t.Exists() {
+				break
+			}
+			task := schema.LMEvalTask{ModelArgs: soundEntries(t.LookupPath(pathOf("model_args")))}
+			if n := t.LookupPath(pathOf("name")); n.Validate(cue.Concrete(true)) == nil {
+				_ = n.Decode(&task.Name)
+			}
+			lw.LMEval.Tasks = append(lw.LMEval.Tasks, task)
+		}
+	}
+	if lw.SGLang == nil && sglangArgs != nil {
+		lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
+	}
+	if routerArgs != nil {
+		lw.Disagg = &schema.Disagg{Router: schema.Router{ExtraArgs: routerArgs}}
+	}
+	return lw
+}
+
+// locate sets where w is defined: its profile field's position, relative
+// to the module root (generated files name it, and must not depend on
+// where wlc ran).
+func (l *loader) locate(w *Workload, wv cue.Value) {
+	if pos := l.userPos(wv.LookupPath(pathOf("profile"))); pos.IsValid() {
+		w.File = l.moduleRel(pos.Filename())
+		w.Line, w.Column = pos.Line(), pos.Column()
+	}
+}
+
+// markClashes records where a clash of w with another workload would be
+// reported (its run name's field, its fixed port), while its CUE value is
+// alive.
+func (l *loader) markClashes(wv cue.Value, w *Workload, at fieldsAt) {
+	field := check.RunNameField(&w.Workload)
+	at[[2]string{w.Name, field}] = l.at(l.pos(wv, field))
+	if w.Port != 0 {
+		at[[2]string{w.Name, "port"}] = l.at(l.pos(wv, "port"))
 	}
 }
 

@@ -46,23 +46,11 @@ func TestPlainMismatch(t *testing.T) {
 // A value every alternative of a disjunction refuses is one finding, the
 // scalar first, with the scalar's fix only.
 func TestPlainMismatchesDisjunction(t *testing.T) {
-	dir := t.TempDir()
-	src := "a: max_concurrency: \"4\"\nb: extra_args: \"--enforce-eager --max-num-seqs 4\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "a.cue"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	at := func(line, col int, path, msg string) diag.Diagnostic {
-		return diag.Diagnostic{Severity: diag.Error, File: "a.cue", Line: line, Column: col, Path: path, Message: msg}
-	}
-	in := diag.List{
-		at(1, 21, "a.max_concurrency", `conflicting values "4" and [...int] (mismatched types string and list)`),
-		at(1, 21, "a.max_concurrency", `conflicting values "4" and int (mismatched types string and int)`),
-		at(2, 16, "b.extra_args", `conflicting values "--enforce-eager --max-num-seqs 4" and [...string] (mismatched types string and list)`),
-	}
-	var got []string
-	for _, d := range plainMismatches(in, newSources(dir), nil, nil) {
-		got = append(got, d.Message)
-	}
+	got := mismatchMessages(t, "a: max_concurrency: \"4\"\nb: extra_args: \"--enforce-eager --max-num-seqs 4\"\n", nil,
+		inA(1, 21, "a.max_concurrency", `conflicting values "4" and [...int] (mismatched types string and list)`),
+		inA(1, 21, "a.max_concurrency", `conflicting values "4" and int (mismatched types string and int)`),
+		inA(2, 16, "b.extra_args", `conflicting values "--enforce-eager --max-num-seqs 4" and [...string] (mismatched types string and list)`),
+	)
 	want := []string{
 		`must be an integer or a list, not the string "4"; write 4`,
 		`must be a list, not the string "--enforce-eager --max-num-seqs 4"; write ["--enforce-eager", "--max-num-seqs", "4"]`,
@@ -70,6 +58,26 @@ func TestPlainMismatchesDisjunction(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("plainMismatches:\n got %q\nwant %q", got, want)
 	}
+}
+
+// mismatchMessages is plainMismatches' messages for findings in a.cue,
+// whose source is src.
+func mismatchMessages(t *testing.T, src string, elem func(string) (string, bool), in ...diag.Diagnostic) []string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.cue"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range plainMismatches(in, newSources(dir), elem, nil) {
+		got = append(got, d.Message)
+	}
+	return got
+}
+
+// inA is an error finding at a.cue:line:col.
+func inA(line, col int, path, msg string) diag.Diagnostic {
+	return diag.Diagnostic{Severity: diag.Error, File: "a.cue", Line: line, Column: col, Path: path, Message: msg}
 }
 
 // plainMismatch is the finding's message for one mismatch of kinds ka
@@ -85,28 +93,16 @@ func plainMismatch(values, ka, kb, src string) (string, bool) {
 // A string where a list of structs goes is fixed by the field naming an
 // element, or not at all; a list of scalars takes the string's words.
 func TestPlainMismatchesStructList(t *testing.T) {
-	dir := t.TempDir()
-	src := "a: tasks: \"gsm8k\"\nb: shapes: \"1024\"\nc: test_categories: \"multiple\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "a.cue"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	at := func(line, col int, path, msg string) diag.Diagnostic {
-		return diag.Diagnostic{Severity: diag.Error, File: "a.cue", Line: line, Column: col, Path: path, Message: msg}
-	}
-	in := diag.List{
-		at(1, 11, "a.tasks", `conflicting values "gsm8k" and [...#LMEvalTask] (mismatched types string and list)`),
-		at(2, 12, "b.shapes", `conflicting values "1024" and [#SweepShape,...#SweepShape] (mismatched types string and list)`),
-		at(3, 21, "c.test_categories", `conflicting values "multiple" and [...#BFCLCategory] (mismatched types string and list)`),
-	}
 	elems := map[string]string{"#LMEvalTask": "name", "#SweepShape": ""}
 	elem := func(def string) (string, bool) {
 		key, ok := elems[def]
 		return key, ok
 	}
-	var got []string
-	for _, d := range plainMismatches(in, newSources(dir), elem, nil) {
-		got = append(got, d.Message)
-	}
+	got := mismatchMessages(t, "a: tasks: \"gsm8k\"\nb: shapes: \"1024\"\nc: test_categories: \"multiple\"\n", elem,
+		inA(1, 11, "a.tasks", `conflicting values "gsm8k" and [...#LMEvalTask] (mismatched types string and list)`),
+		inA(2, 12, "b.shapes", `conflicting values "1024" and [#SweepShape,...#SweepShape] (mismatched types string and list)`),
+		inA(3, 21, "c.test_categories", `conflicting values "multiple" and [...#BFCLCategory] (mismatched types string and list)`),
+	)
 	want := []string{
 		`must be a list, not the string "gsm8k"; write [{name: "gsm8k"}]`,
 		`must be a list, not the string "1024"`,

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -200,11 +201,10 @@ func (l *loader) checkPorts(ws []Workload, at fieldsAt) {
 // returns the names of those refused. at holds where each workload's
 // clash is reported (check.RunNameField).
 func (l *loader) checkRunNames(ws []Workload, at fieldsAt) map[string]bool {
-	named := make([]check.Named, len(ws), len(ws)+len(l.res.refused))
-	for i, w := range ws {
-		named[i] = check.Named{Name: w.Name, RunName: w.RunName(), Field: check.RunNameField(&w.Workload), File: w.File, Line: w.Line}
+	var named []check.Named
+	for _, w := range slices.Concat(ws, l.res.refused) {
+		named = append(named, check.Named{Name: w.Name, RunName: w.RunName(), Field: check.RunNameField(&w.Workload), File: w.File, Line: w.Line})
 	}
-	named = append(named, l.res.refused...)
 	refused := map[string]bool{}
 	for name, d := range check.RunNames(named) {
 		path := "workloads." + check.Label(name)
