@@ -131,13 +131,14 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 				literals = append(literals, p)
 			}
 		}
+		if len(literals) > 0 {
+			// CUE's places also name the reference through which a
+			// helper's value came: the values are what was written (one
+			// value, refused, is not written twice).
+			written = literals
+		}
 		if len(written) > 0 {
 			pos = written[0]
-		}
-		if len(literals) > 1 {
-			// CUE's places also name the reference through which a
-			// helper's value came: the values are what was written twice.
-			written = literals
 		}
 		if strings.HasPrefix(msg, "conflicting values ") && len(written) > 1 {
 			// Two values the user wrote (a field set twice, or by a helper

@@ -209,6 +209,11 @@ type loader struct {
 	// CUE's own validation stops at the first failing struct.
 	files []*ast.File
 	pkg   cue.Value
+	// inst is the instance pkg was built from (revealHidden builds it
+	// again); nil where pkg is not the user's package. In a shard, shared
+	// are the files every shard holds.
+	inst   *build.Instance
+	shared []*ast.File
 	// schemaInst is the schema package, built into defs on first use.
 	schemaInst *build.Instance
 	// defs are the schema's definitions; nil until defs() builds them.
@@ -406,6 +411,9 @@ func (l *loader) run(dir string) {
 	}
 	l.warnNested(abs, insts[0].PkgName)
 	l.pkg, l.files = pkg, insts[0].Files
+	if shards == nil {
+		l.inst = insts[0]
+	}
 	l.schemaInst, l.defsBuilt = insts[1], newSchemaDefs(sch)
 	l.decodeCatalog(sch)
 
@@ -893,6 +901,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 			j.decErr = cuedecode.Decode(j.wv, &j.w)
 		}
 	}
+	failed := map[string]failure{}
 	for _, j := range jobs {
 		wv := j.wv
 		before := len(l.res.Diags)
@@ -900,6 +909,9 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 			l.reportInvalid(wv, j.pkg, j.err)
 			j.rd.blameDerived(l, before)
 			sels := wv.Path().Selectors()
+			if len(sels) == 2 && sels[1].IsString() && j.rd == nil {
+				failed[sels[1].Unquoted()] = failure{j.err, slices.Clone(l.res.Diags[before:])}
+			}
 			if len(sels) == 2 && sels[1].IsString() {
 				lw := soundParts(wv, sels[1].Unquoted())
 				j.rd.apply(&lw)
@@ -924,6 +936,7 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 			l.markClashes(wv, &lw, at)
 		}
 	}
+	l.revealHidden(failed, len(jobs))
 }
 
 // soundParts decodes what the field rules read of a workload with errors,

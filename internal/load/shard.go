@@ -348,7 +348,7 @@ func (l *loader) evalShard(pkgInst *build.Instance, p *shardPlan, i int) *shardR
 	}
 	s := *l
 	s.opts.Progress = lane
-	s.ctx, s.files, s.pkg = ctx, inst.Files, vals[0]
+	s.ctx, s.files, s.pkg, s.inst, s.shared = ctx, inst.Files, vals[0], &inst, p.shared
 	s.defsBuilt = nil // the main context's: built again here on first use
 	s.seen = map[string]bool{}
 	for k := range l.seen {

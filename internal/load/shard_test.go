@@ -141,7 +141,8 @@ func TestShardedLoadBundled(t *testing.T) {
 // rules, an unknown field, missing required fields, a type mismatch, a Go
 // value rule (a credential), a duplicate run name across files, a
 // workload defined in two conflicting files, an unknown profile, a
-// misspelt top-level field, and workloads typed by a shared helper.
+// misspelt top-level field, a rule hidden by a refused value beside it
+// (see reveal.go), and workloads typed by a shared helper.
 var brokenFiles = map[string]string{
 	"workloads/helpers.cue": `package workloads
 
@@ -206,6 +207,11 @@ workloads: e_types: _llama & {
 	precision:     "nvfp4"
 	serve: tensor_parallel_size: 4
 }
+workloads: e_hidden: _llama & {
+	profile:       "H200"
+	gpus_per_node: 8
+	serve: {max_num_seqs: 0, tensor_parallel_size: 3}
+}
 workloads: e_rule: _llama & {
 	profile:       "H200"
 	gpus_per_node: 8
@@ -234,8 +240,9 @@ func TestShardedLoadBroken(t *testing.T) {
 		"workloads/d.cue:11:18: error: workloads.d_clash.dashboard_name: run name \"a_ok\" is already the run name of workload a_ok (workloads/a.cue)",
 		"workloads.d_profile.profile: unknown profile H100",
 		"workloads.e_types.gpus_per_node: must be an integer",
-		"workloads/e.cue:13:122: error: workloads.e_rule.vllm_bench.configs[0].args.\"num-prompts\": bench arg num-prompts is set by wlc",
-		"workloads/e.cue:11:17: error: workloads.e_rule.gpus_per_node: tensor_parallel_size × data_parallel_size",
+		"workloads/e.cue:12:49: error: workloads.e_hidden.serve.tensor_parallel_size: tensor_parallel_size 3 does not divide gpus_per_node 8",
+		"workloads/e.cue:18:122: error: workloads.e_rule.vllm_bench.configs[0].args.\"num-prompts\": bench arg num-prompts is set by wlc",
+		"workloads/e.cue:16:17: error: workloads.e_rule.gpus_per_node: tensor_parallel_size × data_parallel_size",
 		"workloads/f.cue:3:1: error: workload: unknown top-level field workload",
 	)
 }
