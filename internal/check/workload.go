@@ -25,7 +25,8 @@ func ProfileRules(p *schema.Profile) []Diagnostic {
 }
 
 // FieldRules are the rules that read single fields (env against secrets,
-// extra_args against typed flags, the value rules, the engines' argv).
+// extra_args against typed flags, the value rules, the engines' argv) or
+// one list (a task or category listed twice, the bench configs' runs).
 // They also apply to a workload that failed the schema, decoded as far
 // as it goes, so a broken workload shows these errors together with the
 // schema's.
@@ -61,6 +62,7 @@ func FieldRules(w *Workload, env *Env) []Diagnostic {
 	fs = append(fs, argvFindings(&w.Workload, w.Own)...)
 	fs.modelArgs(&w.Workload)
 	fs.listedTwice(&w.Workload)
+	fs.sweeps(w)
 	fs.benchArgs(w)
 	fs.routerArgs(w)
 	fs.engine(w)
@@ -213,7 +215,6 @@ func WorkloadRules(w *Workload, env *Env) []Diagnostic {
 	} else if w.BFCL != nil && w.Serve.ToolCallParser == "" {
 		fs.warnf("bfcl", "bfcl scores tool calls but serve.tool_call_parser is unset, so the server returns tool calls as plain text; set tool_call_parser (and enable_auto_tool_choice)")
 	}
-	fs.sweeps(w)
 	if hint := precisionHint(w.Model); hint != "" && !precisionMatches(hint, w.Precision) {
 		fs.warnf("precision", "model id %s looks like a %s checkpoint but precision is %s; check which weights the checkpoint holds", w.Model, hint, w.Precision)
 	}
@@ -222,33 +223,40 @@ func WorkloadRules(w *Workload, env *Env) []Diagnostic {
 
 // sweeps checks the benchmark runs: both clients' configs expand the same
 // way, one run per concurrency; two runs of one name, and prompt counts
-// that leave a partial last wave, are findings.
+// that leave a partial last wave, are findings. Each client's configs are
+// checked on their own (a workload the schema refused for holding both
+// still has each block checked).
 func (fs *findings) sweeps(w *Workload) {
-	type sweep struct {
-		Name                       string
-		MaxConcurrency, NumPrompts schema.IntOrList
-	}
-	var sweeps []sweep
-	block := "vllm_bench"
-	if w.VLLMBench != nil {
-		for _, c := range w.VLLMBench.AllConfigs() {
-			sweeps = append(sweeps, sweep{c.Name, c.MaxConcurrency, c.NumPrompts})
+	if b := w.VLLMBench; b != nil {
+		var cs []benchRuns
+		for _, c := range b.AllConfigs() {
+			cs = append(cs, benchRuns{c.Name, c.MaxConcurrency, c.NumPrompts})
 		}
+		fs.runs("vllm_bench", cs, func(ci int) (int, bool) {
+			if ci < len(b.Configs) {
+				return 0, false // a sweep's configs follow, one per shape and concurrency
+			}
+			return (ci - len(b.Configs)) / max(len(b.Sweep.Concurrency.Values()), 1), true
+		})
 	}
-	if w.SGLangBench != nil {
-		block = "sglang_bench"
-		for _, c := range w.SGLangBench.Configs {
-			sweeps = append(sweeps, sweep{c.Name, c.MaxConcurrency, c.NumPrompts})
+	if b := w.SGLangBench; b != nil {
+		var cs []benchRuns
+		for _, c := range b.Configs {
+			cs = append(cs, benchRuns{c.Name, c.MaxConcurrency, c.NumPrompts})
 		}
+		fs.runs("sglang_bench", cs, func(int) (int, bool) { return 0, false })
 	}
-	// A sweep's configs follow the written ones, one per shape and
-	// concurrency: each is named (and blamed) by its shape.
-	shape := func(ci int) (int, bool) {
-		if block != "vllm_bench" || ci < len(w.VLLMBench.Configs) {
-			return 0, false
-		}
-		return (ci - len(w.VLLMBench.Configs)) / max(len(w.VLLMBench.Sweep.Concurrency.Values()), 1), true
-	}
+}
+
+// benchRuns is what names a config's runs and sizes their waves.
+type benchRuns struct {
+	Name                       string
+	MaxConcurrency, NumPrompts schema.IntOrList
+}
+
+// runs checks one client's configs (block's), of which shape says which
+// come from a sweep's shape.
+func (fs *findings) runs(block string, configs []benchRuns, shape func(ci int) (int, bool)) {
 	source := func(ci int) string {
 		if s, ok := shape(ci); ok {
 			return fmt.Sprintf("sweep.shapes[%d]", s)
@@ -257,7 +265,7 @@ func (fs *findings) sweeps(w *Workload) {
 	}
 	runs := map[string]int{}
 	told := map[[2]string]bool{}
-	for ci, c := range sweeps {
+	for ci, c := range configs {
 		field := block + "." + source(ci)
 		for k, conc := range c.MaxConcurrency.Values {
 			run := fmt.Sprintf("%s-conc-%d", c.Name, conc)

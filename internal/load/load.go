@@ -975,6 +975,27 @@ func soundParts(wv cue.Value, name string) Workload {
 			lw.LMEval.Tasks = append(lw.LMEval.Tasks, task)
 		}
 	}
+	if b := wv.LookupPath(pathOf("vllm_bench")); b.Exists() {
+		// A config with an error keeps its place, empty: the rules on
+		// runs name configs by index.
+		lw.VLLMBench = &schema.VLLMBench{}
+		configs := b.LookupPath(pathOf("configs"))
+		for i := 0; ; i++ {
+			c := configs.LookupPath(cue.MakePath(cue.Index(i)))
+			if !c.Exists() {
+				break
+			}
+			var bc schema.BenchConfig
+			if c.Validate(cue.Concrete(true)) == nil {
+				_ = c.Decode(&bc)
+			}
+			lw.VLLMBench.Configs = append(lw.VLLMBench.Configs, bc)
+		}
+		if sw := b.LookupPath(pathOf("sweep")); sw.Exists() && sw.Validate(cue.Concrete(true)) == nil {
+			lw.VLLMBench.Sweep = &schema.BenchSweep{}
+			_ = sw.Decode(lw.VLLMBench.Sweep)
+		}
+	}
 	if lw.SGLang == nil && sglangArgs != nil {
 		lw.SGLang = &schema.SGLangServe{ExtraArgs: sglangArgs}
 	}
