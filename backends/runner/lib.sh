@@ -630,14 +630,52 @@ wlc_stop_follower() {
   fi
 }
 
-# wlc_kill_tree PID: TERM to PID and every process below it (Linux lists
-# each process's children in /proc), so an install still running when the
-# job ends (the server died) takes its pip with it.
-wlc_kill_tree() {
+# wlc_below PID: the processes below PID, each after those below it
+# (Linux lists each process's children in /proc).
+wlc_below() {
   local kids=() c
   read -ra kids <<<"$(cat /proc/"$1"/task/*/children 2>/dev/null | tr '\n' ' ')" || true
-  for c in "${kids[@]}"; do wlc_kill_tree "$c"; done
+  for c in "${kids[@]}"; do
+    wlc_below "$c"
+    printf '%s\n' "$c"
+  done
+}
+
+# wlc_kill_tree PID: TERM to every process below PID, then to PID, so an
+# install still running when the job ends (the server died) takes its pip
+# with it; then waits, up to WLC_KILL_WAIT_S (10) seconds, until those
+# below PID are gone (PID is the caller's to wait for). A process TERM
+# does not end at once, srun handing the signal to its step's tasks on
+# Slurm or pip finishing a write, still writes into the directory the
+# caller removes next: the removal failed ("Directory not empty") and
+# took the job's exit status with it.
+wlc_kill_tree() {
+  local below=() p i alive
+  mapfile -t below < <(wlc_below "$1")
+  for p in "${below[@]}"; do kill "$p" 2>/dev/null || true; done
   kill "$1" 2>/dev/null || true
+  for ((i = 0; i < ${WLC_KILL_WAIT_S:-10} * 10; i++)); do
+    alive=0
+    for p in "${below[@]}"; do
+      if kill -0 "$p" 2>/dev/null; then
+        alive=1
+        break
+      fi
+    done
+    [ "$alive" = 1 ] || return 0
+    sleep 0.1
+  done
+  wlc_log "processes of the tools' install still run after ${WLC_KILL_WAIT_S:-10}s: ${below[*]}"
+}
+
+# wlc_remove DIR: removes a directory the job made. It never fails: the
+# job's status is what it ran, not its cleanup (a process it could not
+# stop may still hold the directory; that is told).
+wlc_remove() {
+  rm -rf -- "$1" 2>/dev/null && return 0
+  sleep 1
+  rm -rf -- "$1" 2>/dev/null && return 0
+  wlc_log "could not remove $1: $(rm -rf -- "$1" 2>&1 | head -n 1)" || true
 }
 
 # wlc_on_exit (the EXIT trap): stops the server and the log follower, then
@@ -654,7 +692,7 @@ wlc_on_exit() {
     wlc_kill_tree "$WLC_TOOLS_PID"
     wait "$WLC_TOOLS_PID" 2>/dev/null || true
   fi
-  [ "$WLC_TOOLS_OWN" = 0 ] || rm -rf "$WLC_TOOLS_VENV"
+  [ "$WLC_TOOLS_OWN" = 0 ] || wlc_remove "$WLC_TOOLS_VENV"
   wlc_token_forget
   [ "$rc" -ne 0 ] || rc=$WLC_STATUS
   if [ "${#WLC_FAILED[@]}" -gt 0 ]; then

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -181,5 +182,39 @@ func TestPortAlone(t *testing.T) {
 	want := fmt.Sprintf("2 sockets listen on port %d: another server shares it", port)
 	if err != nil || !strings.Contains(out, want) || !strings.HasSuffix(out, "shared 95\n") {
 		t.Errorf("two servers on %d: %v, %q; want %q and WLC_INFRA 95", port, err, out, want)
+	}
+}
+
+// TestStopToolsThenRemove: a process below the tools' install that goes
+// on writing into the install's directory for a while after TERM (srun's
+// step tasks, a pip mid-write) is waited for, so the directory is removed
+// and the job's exit status is its own; removing it earlier failed with
+// "Directory not empty" and, under set -e in the exit trap, made a job
+// that should exit 92 (requeued) exit 1.
+func TestStopToolsThenRemove(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc (not Linux): wlc_kill_tree finds no processes below the install")
+	}
+	venv := t.TempDir() + "/venv"
+	body := `mkdir -p "$V"
+# The install (a subshell that dies on TERM) and below it a writer that
+# keeps writing for a second after TERM.
+( bash -c 'trap "end=\$((SECONDS + 2)); while [ \$SECONDS -lt \$end ]; do : >\"\$V/f\$RANDOM\"; done; exit 0" TERM
+  while :; do : >"$V/f$RANDOM"; sleep 0.01; done' & wait ) &
+WLC_TOOLS_PID=$!
+sleep 0.3
+wlc_kill_tree "$WLC_TOOLS_PID"
+wait "$WLC_TOOLS_PID" 2>/dev/null || true
+wlc_remove "$V"
+if [ -e "$V" ]; then echo "left: $(ls "$V" | wc -l) files"; else echo removed; fi
+exit 92
+`
+	out, err := libCommand(body, "V="+venv).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 92 {
+		t.Fatalf("exit %v, want 92; output:\n%s", err, out)
+	}
+	if !strings.HasSuffix(string(out), "removed\n") {
+		t.Errorf("the directory was not removed:\n%s", out)
 	}
 }
