@@ -643,8 +643,9 @@ wlc_below() {
 
 # wlc_kill_tree PID: TERM to every process below PID, then to PID, so an
 # install still running when the job ends (the server died) takes its pip
-# with it; then waits, up to WLC_KILL_WAIT_S (10) seconds, until those
-# below PID are gone (PID is the caller's to wait for). A process TERM
+# with it; then waits, up to 2 seconds (a cancelled job's 10 s grace
+# also covers the server's stop), until those below PID are gone (PID is
+# the caller's to wait for). A process TERM
 # does not end at once, srun handing the signal to its step's tasks on
 # Slurm or pip finishing a write, still writes into the directory the
 # caller removes next: the removal failed ("Directory not empty") and
@@ -654,7 +655,7 @@ wlc_kill_tree() {
   mapfile -t below < <(wlc_below "$1")
   for p in "${below[@]}"; do kill "$p" 2>/dev/null || true; done
   kill "$1" 2>/dev/null || true
-  for ((i = 0; i < ${WLC_KILL_WAIT_S:-10} * 10; i++)); do
+  for ((i = 0; i < 20; i++)); do
     alive=0
     for p in "${below[@]}"; do
       if kill -0 "$p" 2>/dev/null; then
@@ -665,7 +666,7 @@ wlc_kill_tree() {
     [ "$alive" = 1 ] || return 0
     sleep 0.1
   done
-  wlc_log "processes of the tools' install still run after ${WLC_KILL_WAIT_S:-10}s: ${below[*]}"
+  wlc_log "processes of the tools' install still run 2s after TERM: ${below[*]}"
 }
 
 # wlc_remove DIR: removes a directory the job made. It never fails: the

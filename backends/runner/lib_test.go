@@ -186,7 +186,7 @@ func TestPortAlone(t *testing.T) {
 }
 
 // TestStopToolsThenRemove: a process below the tools' install that goes
-// on writing into the install's directory for a while after TERM (srun's
+// on writing into the install's directory for a second after TERM (srun's
 // step tasks, a pip mid-write) is waited for, so the directory is removed
 // and the job's exit status is its own; removing it earlier failed with
 // "Directory not empty" and, under set -e in the exit trap, made a job
@@ -199,7 +199,7 @@ func TestStopToolsThenRemove(t *testing.T) {
 	body := `mkdir -p "$V"
 # The install (a subshell that dies on TERM) and below it a writer that
 # keeps writing for a second after TERM.
-( bash -c 'trap "end=\$((SECONDS + 2)); while [ \$SECONDS -lt \$end ]; do : >\"\$V/f\$RANDOM\"; done; exit 0" TERM
+( bash -c 'trap "end=\$((SECONDS + 1)); while [ \$SECONDS -lt \$end ]; do : >\"\$V/f\$RANDOM\"; done; exit 0" TERM
   while :; do : >"$V/f$RANDOM"; sleep 0.01; done' & wait ) &
 WLC_TOOLS_PID=$!
 sleep 0.3
