@@ -314,7 +314,13 @@ func (ed *editor) expr(e *ast.Expr, path []cue.Selector) *hole {
 		if len(path) < 3 {
 			return nil
 		}
+		if slices.ContainsFunc(x.Elts, func(e ast.Expr) bool { _, ok := e.(*ast.Comprehension); return ok }) {
+			return nil // its elements' indices are known only once evaluated
+		}
 		for i := range x.Elts {
+			if _, ok := x.Elts[i].(*ast.Ellipsis); ok {
+				continue // not an element: the list's type
+			}
 			p := append(slices.Clip(path), cue.Index(i))
 			if h := ed.expr(&x.Elts[i], p); h != nil {
 				return h
