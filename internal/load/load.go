@@ -909,10 +909,10 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 			l.reportInvalid(wv, j.pkg, j.err)
 			j.rd.blameDerived(l, before)
 			sels := wv.Path().Selectors()
-			if len(sels) == 2 && sels[1].IsString() && j.rd == nil {
-				failed[sels[1].Unquoted()] = failure{j.err, slices.Clone(l.res.Diags[before:])}
-			}
 			if len(sels) == 2 && sels[1].IsString() {
+				if j.rd == nil { // a recipe's workload is not the user's tree alone
+					failed[sels[1].Unquoted()] = failure{j.err, slices.Clone(l.res.Diags[before:])}
+				}
 				lw := soundParts(wv, sels[1].Unquoted())
 				j.rd.apply(&lw)
 				l.locate(&lw, wv)
