@@ -257,8 +257,9 @@ func (h *hole) incomplete() {
 // editor finds, in a file's declaration of workloads.<name>, what a
 // finding at line:col names and makes it a hole: a field's value or a
 // list element written there, or the value of a field whose label is
-// there; with drop, that field is removed instead (one CUE does not
-// allow). The workload's own field is never edited.
+// there; with drop, only a field whose label is there, removed (one CUE
+// does not allow: its error also names the struct holding it, which is
+// not the place). The workload's own field is never edited.
 type editor struct {
 	name      string
 	line, col int
@@ -294,7 +295,7 @@ func (ed *editor) decls(decls *[]ast.Decl, path []cue.Selector) *hole {
 			if h := ed.expr(&x.Value, p); h != nil {
 				return h
 			}
-			if len(p) > 2 && ed.at(x.Value.Pos()) {
+			if len(p) > 2 && !ed.drop && ed.at(x.Value.Pos()) {
 				return replace(&x.Value, p)
 			}
 		case *ast.EmbedDecl:
@@ -325,7 +326,7 @@ func (ed *editor) expr(e *ast.Expr, path []cue.Selector) *hole {
 			if h := ed.expr(&x.Elts[i], p); h != nil {
 				return h
 			}
-			if ed.at(x.Elts[i].Pos()) {
+			if !ed.drop && ed.at(x.Elts[i].Pos()) {
 				return replace(&x.Elts[i], p)
 			}
 		}
