@@ -148,7 +148,6 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 				places = append(places, fmt.Sprintf("%s:%d:%d", l.rel(p.Filename()), p.Line(), p.Column()))
 			}
 			msg += givenTwice + strings.Join(places, " and ") + "; keep one"
-			pos = written[0]
 		}
 		shown := path
 		if l.singleServerRuleBeside(path) {

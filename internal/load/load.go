@@ -941,37 +941,28 @@ func (l *loader) evalWorkloads(pkg cue.Value, at fieldsAt) {
 
 // soundParts decodes what the field rules read of a workload with errors,
 // where it is sound, so their findings come in the same run: single
-// fields, and of a map with one bad entry (env, model_args) the others.
+// fields, and of a map with one bad entry (env, model_args) or a list with
+// one bad element (lm_eval.tasks, vllm_bench.configs) the others.
 func soundParts(wv cue.Value, name string) Workload {
 	lw := Workload{Workload: schema.Workload{Name: name}}
 	var sglangArgs, routerArgs []string
 	for p, dst := range map[string]any{"profile": &lw.Profile, "dashboard_name": &lw.DashboardName, "env": &lw.Env, "secrets": &lw.Secrets,
 		"serve.extra_args": &lw.Serve.ExtraArgs, "engine": &lw.Engine, "sglang": &lw.SGLang, "sglang.extra_args": &sglangArgs,
 		"sglang_bench": &lw.SGLangBench, "disagg.router.extra_args": &routerArgs} {
-		if fv := wv.LookupPath(pathOf(p)); fv.Validate(cue.Concrete(true)) == nil {
-			_ = fv.Decode(dst)
-		}
+		decodeSound(wv.LookupPath(pathOf(p)), dst)
 	}
 	if lw.Env == nil {
 		lw.Env = soundStrings(wv.LookupPath(pathOf("env")))
 	}
-	if tc := wv.LookupPath(pathOf("bfcl.test_categories")); tc.Validate(cue.Concrete(true)) == nil {
-		lw.BFCL = &schema.BFCL{}
-		_ = tc.Decode(&lw.BFCL.TestCategories)
+	var cats []string
+	if decodeSound(wv.LookupPath(pathOf("bfcl.test_categories")), &cats) {
+		lw.BFCL = &schema.BFCL{TestCategories: cats}
 	}
 	if ma := wv.LookupPath(pathOf("lm_eval.model_args")); ma.Exists() {
 		lw.LMEval = &schema.LMEval{ModelArgs: soundEntries(ma)}
-		// By index: List refuses a list with an error inside.
-		tasks := wv.LookupPath(pathOf("lm_eval.tasks"))
-		for i := 0; ; i++ {
-			t := tasks.LookupPath(cue.MakePath(cue.Index(i)))
-			if !t.Exists() {
-				break
-			}
+		for _, t := range elements(wv.LookupPath(pathOf("lm_eval.tasks"))) {
 			task := schema.LMEvalTask{ModelArgs: soundEntries(t.LookupPath(pathOf("model_args")))}
-			if n := t.LookupPath(pathOf("name")); n.Validate(cue.Concrete(true)) == nil {
-				_ = n.Decode(&task.Name)
-			}
+			decodeSound(t.LookupPath(pathOf("name")), &task.Name)
 			lw.LMEval.Tasks = append(lw.LMEval.Tasks, task)
 		}
 	}
@@ -979,21 +970,16 @@ func soundParts(wv cue.Value, name string) Workload {
 		// A config with an error keeps its place, empty: the rules on
 		// runs name configs by index.
 		lw.VLLMBench = &schema.VLLMBench{}
-		configs := b.LookupPath(pathOf("configs"))
-		for i := 0; ; i++ {
-			c := configs.LookupPath(cue.MakePath(cue.Index(i)))
-			if !c.Exists() {
-				break
-			}
+		for _, c := range elements(b.LookupPath(pathOf("configs"))) {
 			var bc schema.BenchConfig
-			if c.Validate(cue.Concrete(true)) == nil {
-				_ = c.Decode(&bc)
-			}
+			decodeSound(c, &bc)
 			lw.VLLMBench.Configs = append(lw.VLLMBench.Configs, bc)
 		}
-		if sw := b.LookupPath(pathOf("sweep")); sw.Exists() && sw.Validate(cue.Concrete(true)) == nil {
-			lw.VLLMBench.Sweep = &schema.BenchSweep{}
-			_ = sw.Decode(lw.VLLMBench.Sweep)
+		if sw := b.LookupPath(pathOf("sweep")); sw.Exists() {
+			var s schema.BenchSweep
+			if decodeSound(sw, &s) {
+				lw.VLLMBench.Sweep = &s
+			}
 		}
 	}
 	if lw.SGLang == nil && sglangArgs != nil {
@@ -1003,6 +989,25 @@ func soundParts(wv cue.Value, name string) Workload {
 		lw.Disagg = &schema.Disagg{Router: schema.Router{ExtraArgs: routerArgs}}
 	}
 	return lw
+}
+
+// decodeSound decodes v into dst when v is sound (concrete, no error
+// inside) and says whether it did.
+func decodeSound(v cue.Value, dst any) bool {
+	return v.Validate(cue.Concrete(true)) == nil && v.Decode(dst) == nil
+}
+
+// elements are a list's elements by index, sound or not (List refuses a
+// list with an error inside).
+func elements(list cue.Value) []cue.Value {
+	var out []cue.Value
+	for i := 0; ; i++ {
+		e := list.LookupPath(cue.MakePath(cue.Index(i)))
+		if !e.Exists() {
+			return out
+		}
+		out = append(out, e)
+	}
 }
 
 // locate sets where w is defined: its profile field's position, relative
