@@ -17,13 +17,7 @@ func (fs *findings) flags(w *Workload, env *Env) {
 	if env.VLLMFlags == nil || w.Engine == schema.EngineSGLang {
 		return // the catalogs are vLLM's; SGLang's argv is checked by engine
 	}
-	image := w.Image
-	if prof, ok := env.Profiles[w.Profile]; ok {
-		if hw, ok := env.Hardware[prof.Hardware]; ok {
-			image = plan.ResolveImage(w.Workload, prof, plan.PlatformOf(hw.Vendor), env.Overrides).Ref
-		}
-	}
-	cat := env.VLLMFlags.For(image)
+	cat := Catalog(w, env)
 	msg := func(f vllmflags.Finding) string {
 		if cat.StandIn == "" {
 			return f.Message
