@@ -140,7 +140,9 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		if len(written) > 0 {
 			pos = written[0]
 		}
-		if strings.HasPrefix(msg, "conflicting values ") && len(written) > 1 {
+		if m, ok := l.nameConflict(path, msg, literals); ok {
+			msg = m
+		} else if strings.HasPrefix(msg, "conflicting values ") && len(written) > 1 {
 			// Two values the user wrote (a field set twice, or by a helper
 			// and again), not a value the schema refuses.
 			var places []string
@@ -425,7 +427,7 @@ func collapseDisjunctions(in diag.List) diag.List {
 		if !strings.HasPrefix(d.Message, "conflicting values") && !strings.Contains(d.Message, "errors in empty disjunction") {
 			specific[d.Path] = true
 		}
-		if strings.Contains(d.Message, givenTwice) {
+		if strings.Contains(d.Message, givenTwice) || strings.Contains(d.Message, nameIsLabel) {
 			twice[d.Path] = true
 		}
 	}
@@ -468,7 +470,7 @@ func collapseDisjunctions(in diag.List) diag.List {
 		if twice[d.Path] {
 			// Two values written: the schema's own message (the type's
 			// error() refusing the conflict) blames a value that is fine.
-			if !strings.Contains(d.Message, givenTwice) {
+			if !strings.Contains(d.Message, givenTwice) && !strings.Contains(d.Message, nameIsLabel) {
 				continue
 			}
 		} else if specific[d.Path] && strings.HasPrefix(d.Message, "conflicting values") {
@@ -527,6 +529,48 @@ func dropLookupCascade(in diag.List, src *sources) diag.List {
 // givenTwice joins CUE's "conflicting values a and b" to the places the
 // user wrote them.
 const givenTwice = ": two values are written for it, at "
+
+// nameIsLabel is in the message of a conflict on a workload's or
+// profile's name, which wlc.cue sets from its label (nameConflict).
+const nameIsLabel = "'s name is its label"
+
+// conflictingNames are the two values of CUE's conflict on a name (names
+// are plain: letters, digits, _, . and -).
+var conflictingNames = regexp.MustCompile(`^conflicting values "([^"\\]*)" and "([^"\\]*)"$`)
+
+// nameConflict explains a conflict on workloads.<label>.name (or a
+// profile's): wlc.cue sets name from the label, so the other value was
+// either written as a name (a literal among literals) or came with a
+// value the block is built from — most often another workload
+// (workloads: b: workloads.a & {...}), whose name came along. The
+// schema's own message for a name ("a name must start with …") would
+// blame a value that is fine; collapseDisjunctions drops it beside this.
+func (l *loader) nameConflict(path []string, msg string, literals []token.Pos) (string, bool) {
+	m := conflictingNames.FindStringSubmatch(msg)
+	if m == nil || len(path) != 3 || path[2] != "name" || (path[0] != "workloads" && path[0] != "profiles") {
+		return "", false
+	}
+	kind, label := strings.TrimSuffix(path[0], "s"), path[1]
+	other := m[1]
+	if other == label {
+		other = m[2]
+	}
+	if len(literals) > 0 {
+		return fmt.Sprintf("%s: a %s%s (%s); remove name", msg, kind, nameIsLabel, label), true
+	}
+	helper := "_" + other
+	if !ast.IsValidIdent(helper) {
+		helper = "_base"
+	}
+	from := "a value whose name is " + other
+	if l.pkg.Exists() && l.pkg.LookupPath(cue.MakePath(cue.Str(path[0]), cue.Str(other))).Exists() {
+		from = path[0] + "." + check.Label(other)
+	}
+	// The finding sits at the reference that brought the other name.
+	return fmt.Sprintf("%s: %s.%s is built from %s, whose name came along: a %s%s, and CUE unifies values rather than overriding them; "+
+		"move what they share into a hidden helper without a name (%s: {...}) and build each %s from it (%s & {...})",
+		msg, path[0], check.Label(label), from, kind, nameIsLabel, helper, kind, helper), true
+}
 
 // literalAt reports whether a value literal (a number, string, bool,
 // null, list or struct, not a reference) starts at p in the user's files.
