@@ -116,8 +116,17 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 			}
 		}
 		msg = strings.TrimSuffix(msg, ":")
+		var closed closedBy
 		if msg == "field not allowed" {
 			msg = l.explainNotAllowed(path)
+			if msg == "field not allowed" { // a field the schema has
+				var ok bool
+				if closed, ok = l.closedByDefinition(path); ok {
+					// One finding for the block, at the reference: each
+					// field it refuses would say the same.
+					msg, path = closed.message(), closed.path
+				}
+			}
 		}
 		var pos token.Pos
 		var written, literals []token.Pos // the user's places, and those holding a value
@@ -139,6 +148,9 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 		}
 		if len(written) > 0 {
 			pos = written[0]
+		}
+		if closed.ref.IsValid() {
+			pos = closed.ref
 		}
 		if m, ok := l.nameConflict(path, msg, literals); ok {
 			msg = m

@@ -1,0 +1,202 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/token"
+)
+
+// A workload written as a definition's instance (#Base: {...};
+// workloads: w: #Base & {serve: ...}) is closed by that definition: CUE
+// allows only the fields #Base declares, so every schema field written
+// beside it is "not allowed", as is each field the schema fills in below
+// them: a dozen errors on fields that are fine, some never written. The
+// user meant a template; a hidden helper (_Base) is one that stays open.
+
+// closedBy describes a block the user built from a definition of theirs.
+type closedBy struct {
+	path    []string  // the block (workloads.w, or a block inside it)
+	ref     token.Pos // the reference to the definition
+	def     string    // its name (#Base)
+	refused []string  // the fields written beside it that it does not declare
+}
+
+// closedByDefinition finds, for a schema field CUE refused at path, the
+// block above it the user built from one of their definitions, whose
+// fields do not include the one below the block on path. Only a
+// definition written as struct literals says which fields it declares;
+// one that embeds anything else (schema.#Workload) is left to CUE's
+// message.
+func (l *loader) closedByDefinition(path []string) (closedBy, bool) {
+	if len(path) < 3 || (path[0] != "workloads" && path[0] != "profiles") {
+		return closedBy{}, false
+	}
+	defs := l.userDefinitions()
+	if len(defs) == 0 {
+		return closedBy{}, false
+	}
+	for n := len(path) - 1; n >= 2; n-- {
+		sels := make([]cue.Selector, n)
+		for i, el := range path[:n] {
+			sels[i] = cue.Str(el)
+		}
+		for _, v := range l.valuesAt(sels) {
+			for _, ref := range definitionRefs(v) {
+				declared, ok := defs[ref.Name]
+				if !ok || slices.Contains(declared, path[n]) {
+					continue
+				}
+				var beside []string
+				eachFieldIn(v, func(name string, _ *ast.Field) bool {
+					if !slices.Contains(declared, name) && !slices.Contains(beside, name) {
+						beside = append(beside, name)
+					}
+					return true
+				})
+				return closedBy{path: path[:n], ref: ref.Pos(), def: ref.Name, refused: beside}, true
+			}
+		}
+	}
+	return closedBy{}, false
+}
+
+// message is the one finding for every field the definition refuses.
+func (c closedBy) message() string {
+	fields := ""
+	switch len(c.refused) {
+	case 0:
+	case 1:
+		fields = ", so " + c.refused[0] + " is not allowed beside it"
+	default:
+		fields = ", so " + strings.Join(c.refused[:len(c.refused)-1], ", ") + " and " + c.refused[len(c.refused)-1] + " are not allowed beside it"
+	}
+	helper := "_" + strings.TrimPrefix(c.def, "#")
+	return fmt.Sprintf("built from %s, a definition: CUE closes a definition to the fields it declares%s; make it a hidden helper (%s: {...}), which stays open, and build from that (%s & {...})",
+		c.def, fields, helper, helper)
+}
+
+// userDefinitions are the definitions the package's own files declare at
+// their top level (not the schema's, not wlc.cue's), each with the fields
+// it declares; one written as anything but struct literals is left out.
+func (l *loader) userDefinitions() map[string][]string {
+	out := map[string][]string{}
+	for _, f := range l.files {
+		if l.isSchema(f.Filename) || isTyping(f.Filename) {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			name, _, err := ast.LabelName(fd.Label)
+			if err != nil || !strings.HasPrefix(name, "#") {
+				continue
+			}
+			if labels, ok := literalLabels(fd.Value); ok {
+				out[name] = append(out[name], labels...)
+			}
+		}
+	}
+	return out
+}
+
+// literalLabels are the field names of e when e is only struct literals
+// (joined by &, in parentheses) holding only regular fields.
+func literalLabels(e ast.Expr) ([]string, bool) {
+	var labels []string
+	ok := true
+	var walk func(ast.Expr)
+	walk = func(e ast.Expr) {
+		switch x := e.(type) {
+		case *ast.StructLit:
+			for _, d := range x.Elts {
+				switch f := d.(type) {
+				case *ast.Field:
+					name, _, err := ast.LabelName(f.Label)
+					if err != nil {
+						ok = false // a pattern or dynamic field: it may allow more
+						return
+					}
+					labels = append(labels, name)
+				case *ast.CommentGroup:
+				default:
+					ok = false // an embedding, ..., a let: not only its own fields
+					return
+				}
+			}
+		case *ast.BinaryExpr:
+			if x.Op != token.AND {
+				ok = false
+				return
+			}
+			walk(x.X)
+			walk(x.Y)
+		case *ast.ParenExpr:
+			walk(x.X)
+		default:
+			ok = false
+		}
+	}
+	walk(e)
+	return labels, ok
+}
+
+// valuesAt are the values the user's files write at path (a field can be
+// written in several places), through embedded structs and & of literals.
+func (l *loader) valuesAt(path []cue.Selector) []ast.Expr {
+	var out []ast.Expr
+	var find func(decls []ast.Decl, path []cue.Selector)
+	find = func(decls []ast.Decl, path []cue.Selector) {
+		eachField(decls, func(name string, f *ast.Field) bool {
+			if name != path[0].Unquoted() {
+				return true
+			}
+			if len(path) == 1 {
+				out = append(out, f.Value)
+			} else {
+				eachFieldOf(f.Value, func(decls []ast.Decl) bool {
+					find(decls, path[1:])
+					return true
+				})
+			}
+			return true
+		})
+	}
+	for _, f := range l.files {
+		if !l.isSchema(f.Filename) && !isTyping(f.Filename) {
+			find(f.Decls, path)
+		}
+	}
+	return out
+}
+
+// definitionRefs are the references to definitions among e's operands:
+// e itself, both sides of &, inside parentheses, and a struct literal's
+// embeddings ({#Base, serve: ...}).
+func definitionRefs(e ast.Expr) []*ast.Ident {
+	var out []*ast.Ident
+	switch x := e.(type) {
+	case *ast.Ident:
+		if strings.HasPrefix(x.Name, "#") {
+			out = append(out, x)
+		}
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			out = append(definitionRefs(x.X), definitionRefs(x.Y)...)
+		}
+	case *ast.ParenExpr:
+		out = definitionRefs(x.X)
+	case *ast.StructLit:
+		for _, d := range x.Elts {
+			if em, ok := d.(*ast.EmbedDecl); ok {
+				out = append(out, definitionRefs(em.Expr)...)
+			}
+		}
+	}
+	return out
+}
