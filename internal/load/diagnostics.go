@@ -185,6 +185,12 @@ func (l *loader) addCUEError(err error, pkg cue.Value, at ...cue.Path) {
 				break
 			}
 		}
+		if open, ok := strings.CutPrefix(msg, "incomplete value "); ok && pkg.Exists() && len(path) > 0 {
+			// The user's own value, not one the schema computes from it.
+			if p := cue.ParsePath(cuePath(path)); p.Err() == nil && l.userPos(pkg.LookupPath(p)).IsValid() {
+				msg += incompleteHint(open)
+			}
+		}
 		d := diag.Diagnostic{Severity: diag.Error, Path: cuePath(shown), Message: cleanMessage(msg)}
 		if pos.IsValid() {
 			d.File, d.Line, d.Column = l.rel(pos.Filename()), pos.Line(), pos.Column()
@@ -536,6 +542,15 @@ func dropLookupCascade(in diag.List, src *sources) diag.List {
 		out = append(out, d)
 	}
 	return out
+}
+
+// incompleteHint says what to write in place of a value the user left
+// open (4 | 8, int, >=2): a job runs one value.
+func incompleteHint(open string) string {
+	if alts := strings.Split(open, " | "); len(alts) > 1 {
+		return fmt.Sprintf(": a job runs one value, and this is a choice of %d; write one of them (%s), or mark the default (*%s)", len(alts), alts[0], open)
+	}
+	return ": a job runs one value, and this is a type or a bound; write a value"
 }
 
 // givenTwice joins CUE's "conflicting values a and b" to the places the
