@@ -700,6 +700,12 @@ func plainMismatches(in diag.List, src *sources, elem func(def string) (string, 
 				r.elem = cmp.Or(key, "{}")
 			}
 		}
+		if r.got == "" && r.gotKind == "struct" && r.elem == "" {
+			// A struct where a list of scalars goes is no list's element
+			// (nor, beside a struct alternative, surely wrong in kind).
+			out = append(out, d)
+			continue
+		}
 		key := fmt.Sprintf("%s\x00%s:%d:%d\x00%s\x00%s", d.Path, d.File, d.Line, d.Column, r.gotKind, r.got)
 		if p := seen[key]; p != nil {
 			if !slices.Contains(p.wants, r.want) {
@@ -753,8 +759,17 @@ var listOf = regexp.MustCompile(`^\[(?:#\w+,)?\.\.\.(#\w+)\]$`)
 // message says the value is not what is wanted (a kind's words), and the
 // fix, if any.
 func (r operands) message(want, fix string) string {
-	if r.gotKind == "null" {
+	switch {
+	case r.gotKind == "null":
 		return fmt.Sprintf("must be %s, not null", want)
+	case r.got == "" && (r.gotKind == "struct" || r.gotKind == "list"):
+		// Not read from the source (CUE prints a composite value its own
+		// way, whole, on one line): its kind says enough.
+		msg := fmt.Sprintf("must be %s, not %s", want, kindNames[r.gotKind])
+		if r.gotKind == "struct" && want == kindNames["list"] {
+			msg += "; write it in brackets, the list's one element: [{...}]"
+		}
+		return msg
 	}
 	msg := fmt.Sprintf("must be %s, not the %s %s", want, r.gotKind, r.got)
 	if fix != "" {
@@ -812,6 +827,26 @@ func mismatchOperands(values, ka, kb, src string) (operands, bool) {
 			}
 		}
 	}
+	if r == nil && (ka == "struct") != (kb == "struct") && (ka == "list" || kb == "list") {
+		// A struct where a list goes, or a list where a struct goes: CUE
+		// prints the user's composite value its own way, so the source's
+		// first character says which operand it is.
+		for _, sp := range splits {
+			switch {
+			case strings.HasPrefix(src, "{") && ka == "struct" && strings.HasPrefix(sp.b, "["):
+				r = &operands{gotKind: ka, want: kb, wantText: sp.b}
+			case strings.HasPrefix(src, "{") && kb == "struct" && strings.HasPrefix(sp.a, "["):
+				r = &operands{gotKind: kb, want: ka, wantText: sp.a}
+			case strings.HasPrefix(src, "[") && ka == "list" && strings.HasPrefix(sp.b, "{"):
+				r = &operands{gotKind: ka, want: kb, wantText: sp.b}
+			case strings.HasPrefix(src, "[") && kb == "list" && strings.HasPrefix(sp.a, "{"):
+				r = &operands{gotKind: kb, want: ka, wantText: sp.a}
+			default:
+				continue
+			}
+			break
+		}
+	}
 	written := numberAt(src)
 	if r == nil && written != "" {
 		// CUE prints the user's number its own way (1e12 as 1E+12):
@@ -866,6 +901,12 @@ func (r operands) fix() string {
 	case "bool":
 		if isStr && (str == "true" || str == "false") {
 			return str
+		}
+	case "struct":
+		// A list's element written as its name alone ("gsm8k" for
+		// {name: "gsm8k"}): a struct whose first field is a required name.
+		if isStr && str != "" && strings.HasPrefix(r.wantText, "{name!:") {
+			return fmt.Sprintf("{name: %s}", strconv.Quote(str))
 		}
 	case "list":
 		switch r.elem {

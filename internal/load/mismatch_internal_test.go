@@ -28,6 +28,11 @@ func TestPlainMismatch(t *testing.T) {
 		{`"yes" and bool`, "string", "bool", `"yes"`, `must be a bool (true or false), not the string "yes"`},
 		{`true and string`, "bool", "string", `true`, `must be a string, not the bool true; write "true"`},
 		{`1E+12 and string`, "int", "string", `1e12`, `must be a string, not the int 1e12; write "1e12"`},
+		// A list's element written as its name alone.
+		{`"gsm8k" and {name!:=~"^a and b$",num_fewshot:int}`, "string", "struct", `"gsm8k"`, `must be a struct, not the string "gsm8k"; write {name: "gsm8k"}`},
+		{`"x" and {count!:int}`, "string", "struct", `"x"`, `must be a struct, not the string "x"`},
+		// A composite value CUE prints its own way: its kind, not its text.
+		{`[{name:"a and b"}] and {tasks!:[...#T]}`, "list", "struct", `[{name: "a and b"}]`, `must be a struct, not a list`},
 		// A multi-line bytes literal, which CUE prints on one line.
 		{`'gsm8k' and =~"^a and b$"`, "bytes", "string", "'''", `must be a string, not the bytes 'gsm8k'`},
 		{`'x and y' and =~"^a$"`, "bytes", "string", "'''", `must be a string, not the bytes 'x and y'`},
@@ -98,15 +103,21 @@ func TestPlainMismatchesStructList(t *testing.T) {
 		key, ok := elems[def]
 		return key, ok
 	}
-	got := mismatchMessages(t, "a: tasks: \"gsm8k\"\nb: shapes: \"1024\"\nc: test_categories: \"multiple\"\n", elem,
+	got := mismatchMessages(t, "a: tasks: \"gsm8k\"\nb: shapes: \"1024\"\nc: test_categories: \"multiple\"\nd: tasks: {name: \"gsm8k\"}\ne: concurrency: {start: 1}\n", elem,
 		inA(1, 11, "a.tasks", `conflicting values "gsm8k" and [...#LMEvalTask] (mismatched types string and list)`),
 		inA(2, 12, "b.shapes", `conflicting values "1024" and [#SweepShape,...#SweepShape] (mismatched types string and list)`),
 		inA(3, 21, "c.test_categories", `conflicting values "multiple" and [...#BFCLCategory] (mismatched types string and list)`),
+		inA(4, 11, "d.tasks", `conflicting values {name:"gsm8k"} and [...#LMEvalTask] (mismatched types struct and list)`),
+		// A struct where a list of scalars goes (beside a struct
+		// alternative, a concurrency ladder): CUE's words stay.
+		inA(5, 17, "e.concurrency", `conflicting values {start:1} and [#Concurrency,...#Concurrency] (mismatched types struct and list)`),
 	)
 	want := []string{
 		`must be a list, not the string "gsm8k"; write [{name: "gsm8k"}]`,
 		`must be a list, not the string "1024"`,
 		`must be a list, not the string "multiple"; write ["multiple"]`,
+		`must be a list, not a struct; write it in brackets, the list's one element: [{...}]`,
+		`conflicting values {start:1} and [#Concurrency,...#Concurrency] (mismatched types struct and list)`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
