@@ -49,7 +49,7 @@ func RenderOptions(cat *vllmflags.Catalog, at string, opts []Option, extraArgs [
 	var argv []string
 	rendered := map[string]string{} // option → its field
 	for _, o := range opts {
-		field := at + "." + o.Name
+		field := at + "." + Label(o.Name)
 		if owner := owned(o.Name); owner != "" {
 			fs.errorf(field, "%s is set by %s; remove %s", vllmflags.OptionOf(o.Name), owner, field)
 			continue

@@ -48,6 +48,11 @@ func TestRenderOptions(t *testing.T) {
 			t.Errorf("%s: %q does not say %q", ds[i].Path, ds[i].Message, sub)
 		}
 	}
+	// A name that is no identifier is quoted in the path, which the
+	// loader looks up to place the finding.
+	if _, ds := check.RenderOptions(cat, "serve", []check.Option{{Name: "x-y", Value: true}}, nil); len(ds) != 1 || ds[0].Path != `serve."x-y"` {
+		t.Errorf("findings %+v, want one at serve.\"x-y\"", ds)
+	}
 	// A catalog standing in for the image's own says so in each finding.
 	old := vllmflags.Builtin().For("vllm/vllm-openai:v0.12.0")
 	if old.StandIn == "" {

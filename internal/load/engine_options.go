@@ -38,7 +38,7 @@ func (l *loader) engineOptions(wv cue.Value, base string, w *Workload, decoded b
 	}
 	cat := check.Catalog(&check.Workload{Workload: w.Workload}, l.env())
 	render := func(at string, s *schema.Serve) {
-		opts, ok := serveOptions(wv.LookupPath(pathOf(at)))
+		opts, ok := serveOptions(wv.LookupPath(pathOf(at)), decoded)
 		if !ok {
 			return
 		}
@@ -55,15 +55,17 @@ func (l *loader) engineOptions(wv cue.Value, base string, w *Workload, decoded b
 
 // serveOptions are the fields of the serve block sv that name further
 // options, in CUE's order (the order written), each decoded; ok is false
-// when sv is no struct.
-func serveOptions(sv cue.Value) (opts []check.Option, ok bool) {
+// when sv is no struct. Of a workload that failed validation (valid
+// false), a field with an error of its own (a name the schema does not
+// allow, "max-model-len") is left out: CUE's error is its finding.
+func serveOptions(sv cue.Value, valid bool) (opts []check.Option, ok bool) {
 	it, err := sv.Fields()
 	if err != nil {
 		return nil, false
 	}
 	for it.Next() {
 		name := it.Selector().Unquoted()
-		if serveFields()[name] {
+		if serveFields()[name] || !valid && it.Value().Validate() != nil {
 			continue
 		}
 		o := check.Option{Name: name}
