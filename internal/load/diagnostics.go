@@ -325,7 +325,12 @@ func isIndex(s string) bool {
 // cleanMessage drops CUE internals (package-qualified hidden names) that
 // mean nothing to a workload author.
 func cleanMessage(m string) string {
-	return strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
+	m = strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
+	// The schema's pattern for a name (a config's, a task's) in words.
+	if v, ok := strings.CutSuffix(m, ` (out of bound =~"^[A-Za-z0-9][A-Za-z0-9_.-]*$")`); ok && strings.HasPrefix(v, "invalid value ") {
+		return "a name here starts with a letter or digit and uses only letters, digits, _, . and -, not " + strings.TrimPrefix(v, "invalid value ")
+	}
+	return m
 }
 
 // dropEngineCascade keeps a refused engine's error alone. The blocks an
