@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
 	"github.com/wlcdev/wlc/internal/diag"
@@ -63,7 +65,11 @@ func (l *loader) revealHidden(failed map[string]failure, n int) {
 		return
 	}
 	inst := l.inst
-	if l.shared != nil {
+	if l.shared == nil {
+		only := *inst
+		only.Files = slices.Clone(inst.Files)
+		inst = &only
+	} else {
 		// A shard's workload files stand alone beside the shared files
 		// (see planShards): the failed workloads' files are enough.
 		only := *inst
@@ -79,7 +85,8 @@ func (l *loader) revealHidden(failed map[string]failure, n int) {
 			return true
 		})
 		inst = &only
-	} else if n > revealMost {
+	}
+	if l.shared == nil && n > revealMost {
 		return
 	}
 	done := map[place]bool{}
@@ -89,6 +96,7 @@ func (l *loader) revealHidden(failed map[string]failure, n int) {
 			h.undo()
 		}
 	}()
+	files := slices.Clone(l.files)
 	for range revealRounds {
 		var found []*hole
 		for _, name := range slices.Sorted(maps.Keys(failed)) {
@@ -97,9 +105,22 @@ func (l *loader) revealHidden(failed map[string]failure, n int) {
 					continue
 				}
 				done[pl] = true
-				for _, f := range l.files {
+				for i, f := range files {
 					if l.rel(f.Filename) != pl.file {
 						continue
+					}
+					if l.shared != nil && slices.Contains(l.shared, f) {
+						// Every shard compiles the shared files: this one
+						// edits a copy of its own (a refused profile value).
+						cp, ok := reparse(f)
+						if !ok {
+							continue
+						}
+						j := slices.Index(inst.Files, f)
+						if j < 0 {
+							continue
+						}
+						files[i], inst.Files[j], f = cp, cp, cp
 					}
 					ed := &editor{name: name, line: pl.line, col: pl.col, drop: pl.drop}
 					if h := ed.decls(&f.Decls, nil); h != nil {
@@ -266,6 +287,30 @@ type editor struct {
 	drop      bool
 }
 
+// mayEdit reports whether the field at p is the editor's to edit: under
+// its workload, or under a profile (a refused value of a profile fails
+// every workload, since all reach the profiles, and it is reported on
+// the profile).
+func (ed *editor) mayEdit(p []cue.Selector) bool {
+	switch p[0].Unquoted() {
+	case "workloads":
+		return len(p) == 1 || p[1].Unquoted() == ed.name
+	case "profiles":
+		return true
+	}
+	return false
+}
+
+// reparse is a copy of f, parsed again from its file.
+func reparse(f *ast.File) (*ast.File, bool) {
+	src, err := os.ReadFile(f.Filename)
+	if err != nil {
+		return nil, false
+	}
+	cp, err := parser.ParseFile(f.Filename, src, parser.ParseComments)
+	return cp, err == nil
+}
+
 func (ed *editor) at(p token.Pos) bool {
 	return p.IsValid() && p.Line() == ed.line && p.Column() == ed.col
 }
@@ -279,7 +324,7 @@ func (ed *editor) decls(decls *[]ast.Decl, path []cue.Selector) *hole {
 				continue
 			}
 			p := append(slices.Clip(path), cue.Str(label))
-			if p[0].Unquoted() != "workloads" || (len(p) > 1 && p[1].Unquoted() != ed.name) {
+			if !ed.mayEdit(p) {
 				continue
 			}
 			if len(p) > 2 && ed.at(x.Label.Pos()) {

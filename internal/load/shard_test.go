@@ -374,3 +374,53 @@ func TestResolveShapesFromLoad(t *testing.T) {
 		t.Errorf("shapes from the load:\n%s\nfrom the embedded schema:\n%s", p.Ingest.Shapes, want)
 	}
 }
+
+// TestBrokenProfileRevealed: a profile with a refused value no longer
+// hides the workloads' errors. CUE makes every reference through
+// profiles an error once one profile fails, and whether a workload's own
+// rules still fire depends on the order CUE evaluates in (a profile
+// declared beside a workload is enough to silence them): the reveal
+// evaluates the failed workloads again with the profile's refused value
+// made unknown, in shards (on copies of the shared files, which every
+// shard compiles) as in the whole package.
+func TestBrokenProfileRevealed(t *testing.T) {
+	workload := func(name, profile string, gpus int) string {
+		return fmt.Sprintf(`workloads: %s: {
+	profile:       %q
+	nodes:         2
+	gpus_per_node: %d
+	model:         "org/model"
+	precision:     "bf16"
+	serve: {tensor_parallel_size: 8, pipeline_parallel_size: 2}
+	lm_eval: tasks: [{name: "gsm8k"}]
+}
+`, name, profile, gpus)
+	}
+	files := map[string]string{
+		"workloads/profiles.cue": strings.Replace(testProfiles, `B70: {hardware: "ARC_PRO_B70", runtime: "docker"`, `B70: {hardware: "ARC_PRO_B70", runtime: "dokcer"`, 1),
+		"workloads/more.cue":     "package workloads\n\nprofiles: K8S: {hardware: \"H200\", runtime: \"kubernetes\", queue: \"k\"}\n",
+		// A profile beside a workload: the package loads as one.
+		"workloads/a.cue": "package workloads\n\nprofiles: SL: {hardware: \"B200\", runtime: \"slurm\", queue: \"s\", slurm: {partition: \"gpu\", max_nodes: 2}}\n\n" + workload("a_nodes", "H200", 8),
+	}
+	wants := []string{
+		"workloads/profiles.cue:8:42: error: profiles.B70.runtime: runtime must be one of docker, k8s, slurm",
+		"workloads/more.cue:3:44: error: profiles.K8S.runtime: runtime must be one of docker, k8s, slurm",
+		"workloads/a.cue:7:17: error: workloads.a_nodes.nodes: nodes is 2 but profile H200 uses the docker runtime",
+	}
+	out := requireSameLoad(t, writePkg(t, files), load.Options{}, 1, false)
+	requireFindings(t, out, wants...)
+
+	// Workload files alone, in shards; one workload on the broken
+	// profile, whose own mistake (3 GPUs for 16) is found too.
+	files["workloads/a.cue"] = "package workloads\n\n" + workload("a_nodes", "H200", 8)
+	files["workloads/sl.cue"] = "package workloads\n\nprofiles: SL: {hardware: \"B200\", runtime: \"slurm\", queue: \"s\", slurm: {partition: \"gpu\", max_nodes: 2}}\n"
+	files["workloads/b.cue"] = "package workloads\n\n" + workload("b_on_broken", "K8S", 3)
+	root := writePkg(t, files)
+	out = requireSameLoad(t, root, load.Options{}, 1, true)
+	wants[2] = "workloads/a.cue:5:17: error: workloads.a_nodes.nodes: nodes is 2 but profile H200 uses the docker runtime"
+	requireFindings(t, out, append(wants, "workloads/b.cue:6:17: error: workloads.b_on_broken.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 8 × 1 × 2 = 16")...)
+	// The files are as written again: a second load sees the same.
+	if _, again := loadOutput(t, root, load.Options{}); again != out {
+		t.Errorf("a second load differs:\n%s", lineDiff(out, again))
+	}
+}
