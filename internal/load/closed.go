@@ -147,29 +147,15 @@ func literalLabels(e ast.Expr) ([]string, bool) {
 }
 
 // valuesAt are the values the user's files write at path (a field can be
-// written in several places), through embedded structs and & of literals.
+// written in several places).
 func (l *loader) valuesAt(path []cue.Selector) []ast.Expr {
 	var out []ast.Expr
-	var find func(decls []ast.Decl, path []cue.Selector)
-	find = func(decls []ast.Decl, path []cue.Selector) {
-		eachField(decls, func(name string, f *ast.Field) bool {
-			if name != path[0].Unquoted() {
-				return true
-			}
-			if len(path) == 1 {
-				out = append(out, f.Value)
-			} else {
-				eachFieldOf(f.Value, func(decls []ast.Decl) bool {
-					find(decls, path[1:])
-					return true
-				})
-			}
-			return true
-		})
-	}
 	for _, f := range l.files {
 		if !l.isSchema(f.Filename) && !isTyping(f.Filename) {
-			find(f.Decls, path)
+			fieldsWritten(f.Decls, path, func(f *ast.Field) bool {
+				out = append(out, f.Value)
+				return true
+			})
 		}
 	}
 	return out

@@ -308,25 +308,33 @@ func (l *loader) labelPos(path []cue.Selector) token.Pos {
 }
 
 func findLabel(decls []ast.Decl, path []cue.Selector) token.Pos {
+	p := token.NoPos
+	fieldsWritten(decls, path, func(f *ast.Field) bool {
+		p = f.Label.Pos()
+		return false
+	})
+	return p
+}
+
+// fieldsWritten calls yield with each field decls declare at path (a field
+// can be written in several places, through struct literals, & and
+// embeddings), in order; it stops, and reports false, once yield returns
+// false.
+func fieldsWritten(decls []ast.Decl, path []cue.Selector, yield func(*ast.Field) bool) bool {
 	if len(path) == 0 || !path[0].IsString() {
-		return token.NoPos
+		return true
 	}
-	var p token.Pos
-	eachField(decls, func(name string, f *ast.Field) bool {
+	return eachField(decls, func(name string, f *ast.Field) bool {
 		if name != path[0].Unquoted() {
 			return true
 		}
 		if len(path) == 1 {
-			p = f.Label.Pos()
-		} else {
-			eachFieldOf(f.Value, func(decls []ast.Decl) bool {
-				p = findLabel(decls, path[1:])
-				return !p.IsValid()
-			})
+			return yield(f)
 		}
-		return !p.IsValid()
+		return eachFieldOf(f.Value, func(decls []ast.Decl) bool {
+			return fieldsWritten(decls, path[1:], yield)
+		})
 	})
-	return p
 }
 
 // eachField calls yield with the fields decls declare, in order, those of
