@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -26,11 +27,12 @@ type closedBy struct {
 }
 
 // closedByDefinition finds, for a schema field CUE refused at path, the
-// block above it the user built from one of their definitions, whose
-// fields do not include the one below the block on path. Only a
-// definition written as struct literals says which fields it declares;
-// one that embeds anything else (schema.#Workload) is left to CUE's
-// message.
+// block above it the user built from one of their definitions that does
+// not declare the rest of path (serve, or serve's max_model_len where the
+// definition declares serve: {...} without it: a definition closes what
+// it declares too). Only a definition written as struct literals down
+// that path says what it declares; one that embeds anything else
+// (schema.#Workload) is left to CUE's message.
 func (l *loader) closedByDefinition(path []string) (closedBy, bool) {
 	if len(path) < 3 || (path[0] != "workloads" && path[0] != "profiles") {
 		return closedBy{}, false
@@ -46,10 +48,11 @@ func (l *loader) closedByDefinition(path []string) (closedBy, bool) {
 		}
 		for _, v := range l.valuesAt(sels) {
 			for _, ref := range definitionRefs(v) {
-				declared, ok := defs[ref.Name]
-				if !ok || slices.Contains(declared, path[n]) {
+				def, ok := defs[ref.Name]
+				if !ok || !lacks(def, path[n:]) {
 					continue
 				}
+				declared, _ := literalLabels(def)
 				var beside []string
 				eachFieldIn(v, func(name string, _ *ast.Field) bool {
 					if !slices.Contains(declared, name) && !slices.Contains(beside, name) {
@@ -64,11 +67,57 @@ func (l *loader) closedByDefinition(path []string) (closedBy, bool) {
 	return closedBy{}, false
 }
 
+// lacks reports whether the definition def, written as struct literals
+// down path, declares a prefix of path but not the whole of it.
+func lacks(def ast.Expr, path []string) bool {
+	values := []ast.Expr{def}
+	for _, name := range path {
+		var next []ast.Expr
+		if i, err := strconv.Atoi(name); err == nil {
+			// A list's element: the list is written out in the definition.
+			for _, v := range values {
+				l, ok := v.(*ast.ListLit)
+				if !ok || i >= len(l.Elts) || slices.ContainsFunc(l.Elts, func(e ast.Expr) bool {
+					_, ell := e.(*ast.Ellipsis)
+					_, comp := e.(*ast.Comprehension)
+					return ell || comp
+				}) {
+					return false
+				}
+				next = append(next, l.Elts[i])
+			}
+			values = next
+			continue
+		}
+		for _, v := range values {
+			labels, ok := literalLabels(v)
+			if !ok {
+				return false // it may declare anything
+			}
+			if !slices.Contains(labels, name) {
+				continue
+			}
+			eachFieldIn(v, func(label string, f *ast.Field) bool {
+				if label == name {
+					next = append(next, f.Value)
+				}
+				return true
+			})
+		}
+		if len(next) == 0 {
+			return true
+		}
+		values = next
+	}
+	return false
+}
+
 // message is the one finding for every field the definition refuses.
 func (c closedBy) message() string {
 	fields := ""
 	switch len(c.refused) {
 	case 0:
+		fields = ", down to the fields the schema adds below them, which it refuses"
 	case 1:
 		fields = ", so " + c.refused[0] + " is not allowed beside it"
 	default:
@@ -80,10 +129,10 @@ func (c closedBy) message() string {
 }
 
 // userDefinitions are the definitions the package's own files declare at
-// their top level (not the schema's, not wlc.cue's), each with the fields
-// it declares; one written as anything but struct literals is left out.
-func (l *loader) userDefinitions() map[string][]string {
-	out := map[string][]string{}
+// their top level (not the schema's, not wlc.cue's), by name (one
+// declared in several places is their &).
+func (l *loader) userDefinitions() map[string]ast.Expr {
+	out := map[string]ast.Expr{}
 	for _, f := range l.files {
 		if l.isSchema(f.Filename) || isTyping(f.Filename) {
 			continue
@@ -97,8 +146,10 @@ func (l *loader) userDefinitions() map[string][]string {
 			if err != nil || !strings.HasPrefix(name, "#") {
 				continue
 			}
-			if labels, ok := literalLabels(fd.Value); ok {
-				out[name] = append(out[name], labels...)
+			if prev, ok := out[name]; ok {
+				out[name] = &ast.BinaryExpr{X: prev, Op: token.AND, Y: fd.Value}
+			} else {
+				out[name] = fd.Value
 			}
 		}
 	}
