@@ -46,7 +46,7 @@ func (e *env) completeNames(pos, dirPos int, profiles bool) cobra.CompletionFunc
 			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return e.names(dirArg(args, dirPos), profiles, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return e.names(e.dirArg(args, dirPos), profiles, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -59,7 +59,7 @@ func (e *env) completeNameList(dirPos int, profiles bool) cobra.CompletionFunc {
 			prefix = toComplete[:i+1]
 		}
 		var out []string
-		for _, n := range e.names(dirArg(args, dirPos), profiles, strings.TrimPrefix(toComplete, prefix)) {
+		for _, n := range e.names(e.dirArg(args, dirPos), profiles, strings.TrimPrefix(toComplete, prefix)) {
 			out = append(out, prefix+n)
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

@@ -77,7 +77,7 @@ func runDiff(e *env, o *diffOptions, args []string) error {
 	default:
 		return usagef("--format must be text, markdown or json, not %q", o.format)
 	}
-	rev, dir := "", dirArg(args, 1)
+	rev, dir := "", e.dirArg(args, 1)
 	if len(args) > 0 {
 		rev = args[0]
 	}

@@ -98,7 +98,7 @@ func runExport(e *env, o *exportOptions, args []string) error {
 		return usagef("choose one of --workloads (or WORKLOADS), --nightly and --all")
 	}
 
-	dir := dirArg(args, 0)
+	dir := e.dirArg(args, 0)
 	r, _ := e.loadWorkloads(dir, e.loadOptions(o.recipes))
 	if err := e.requireClean(r); err != nil {
 		return err

@@ -21,12 +21,12 @@ func newListCmd(e *env) *cobra.Command {
   wlc list --profile MI355X`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, _ := e.loadWorkloads(dirArg(args, 0), e.loadOptions(recipesDir))
+			r, _ := e.loadWorkloads(e.dirArg(args, 0), e.loadOptions(recipesDir))
 			if err := e.requireClean(r); err != nil {
 				return err
 			}
 			if _, ok := r.Profiles[profile]; profile != "" && !ok {
-				return usagef("--profile %s: no such profile; the package defines %s", profile, strings.Join(e.names(dirArg(args, 0), true), ", "))
+				return usagef("--profile %s: no such profile; the package defines %s", profile, strings.Join(e.names(e.dirArg(args, 0), true), ", "))
 			}
 			var ws []load.Workload
 			for _, w := range r.Workloads {
@@ -70,7 +70,7 @@ func newListCmd(e *env) *cobra.Command {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	}
 	cmd.RegisterFlagCompletionFunc("profile", func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		return e.names(dirArg(args, 0), true, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return e.names(e.dirArg(args, 0), true, toComplete), cobra.ShellCompDirectiveNoFileComp
 	})
 	cmd.Flags().StringVar(&recipesDir, "recipes", "", recipesFlagUsage)
 	return cmd

@@ -50,17 +50,17 @@ func (e *env) recipesDir(flag string) (dir, from string, err error) {
 	if dir, from := e.recipesSource(flag); dir != "" {
 		return dir, from, nil
 	}
-	if _, err := os.Stat(filepath.Join(e.cwd, defaultWorkloadsDir)); err == nil {
+	if wd := e.workloadsDir(); isDir(filepath.Join(e.cwd, wd)) {
 		if e.ctx == nil {
 			e.ctx = cuecontext.New()
 		}
-		r := load.ReadSettings(e.ctx, defaultWorkloadsDir, e.cwd)
+		r := load.ReadSettings(e.ctx, wd, e.cwd)
 		if r.Settings != nil && r.Settings.Recipes != "" {
 			dir := filepath.FromSlash(r.Settings.Recipes)
 			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(e.cwd, defaultWorkloadsDir, dir)
+				dir = filepath.Join(e.cwd, wd, dir)
 			}
-			return dir, "settings.recipes in " + defaultWorkloadsDir + "/", nil
+			return dir, "settings.recipes in " + filepath.ToSlash(wd) + "/", nil
 		}
 	}
 	if d := e.defaultRecipes(); d != "" {

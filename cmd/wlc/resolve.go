@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/wlcdev/wlc/internal/load"
@@ -27,11 +28,59 @@ func (e *env) resolve(r *load.Result, ws []load.Workload) ([]plan.Workload, erro
 	return out, nil
 }
 
-func dirArg(args []string, i int) string {
+// dirArg is the workloads package a command reads: args[i] when given,
+// else e.workloadsDir().
+func (e *env) dirArg(args []string, i int) string {
 	if len(args) > i {
 		return args[i]
 	}
+	return e.workloadsDir()
+}
+
+// workloadsDir is the workloads package a command reads when none is
+// named, as `go vet` reads the package it runs in: workloads/ here; else
+// this directory when it holds .cue files inside a CUE module (wlc run
+// in workloads/); else the workloads/ of the module this directory is in
+// (wlc run anywhere in the repository). Failing all, workloads/, which
+// the loader then says does not exist.
+func (e *env) workloadsDir() string {
+	if isDir(filepath.Join(e.cwd, defaultWorkloadsDir)) {
+		return defaultWorkloadsDir
+	}
+	cwd := filepath.Clean(e.cwd) // $PWD may hold "..": walk up from the directory itself
+	root := ""
+	for d := cwd; ; d = filepath.Dir(d) {
+		if isDir(filepath.Join(d, "cue.mod")) {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if root == "" {
+		return defaultWorkloadsDir
+	}
+	if root != cwd && holdsPackage(cwd, defaultWorkloadsDir) {
+		return "."
+	}
+	if isDir(filepath.Join(root, defaultWorkloadsDir)) {
+		if rel, err := filepath.Rel(cwd, filepath.Join(root, defaultWorkloadsDir)); err == nil {
+			return rel
+		}
+	}
 	return defaultWorkloadsDir
+}
+
+// holdsPackage reports whether a .cue file in dir declares package pkg.
+func holdsPackage(dir, pkg string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.cue"))
+	return slices.ContainsFunc(files, func(f string) bool { return load.PackageName(f) == pkg })
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // selectionEntries makes entries that name existing files relative to the

@@ -36,7 +36,7 @@ VLLM_IMAGE, VLLM_COMMIT and VLLM_IMAGE_<PLATFORM> are honoured as in export.`,
 			if format != "yaml" && format != "json" {
 				return usagef("--format must be yaml or json, not %q", format)
 			}
-			r, _ := e.loadWorkloads(dirArg(args, 1), e.loadOptions(recipesDir))
+			r, _ := e.loadWorkloads(e.dirArg(args, 1), e.loadOptions(recipesDir))
 			if err := e.requireClean(r); err != nil {
 				return err
 			}

@@ -50,10 +50,7 @@ func runVet(e *env, o *vetOptions, args []string) error {
 	if o.recipes != "" && len(args) == 0 {
 		return runVetRecipes(e, o)
 	}
-	dir := defaultWorkloadsDir
-	if len(args) == 1 {
-		dir = args[0]
-	}
+	dir := e.dirArg(args, 0)
 	lo := e.loadOptions(o.recipes)
 	r, _ := e.loadWorkloads(dir, lo)
 	return e.reportVet(o, r.Diags, "", fmt.Sprintf("%d workload(s)", len(r.Workloads)))

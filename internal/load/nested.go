@@ -45,6 +45,15 @@ func (l *loader) warnNested(dir, pkg string) {
 	})
 }
 
+// PackageName is the package the .cue file at path declares, "" when it
+// declares none (or does not parse). Only the file's head is read.
+func PackageName(path string) string {
+	if c := packageClause(path); c != nil {
+		return c.Name.Name
+	}
+	return ""
+}
+
 // packageClause is the package clause of the .cue file at path, or nil
 // (none, or one that does not parse). Only the file's head is read.
 func packageClause(path string) *ast.Package {
