@@ -214,7 +214,13 @@ func (e *env) oldPackage(rev, dir string) (oldTree, string, func(), error) {
 			if fi, serr := os.Stat(e.abs(rev)); serr == nil && fi.IsDir() {
 				return oldTree{path: rev, cwd: e.cwd}, rev, none, nil
 			}
-			return oldTree{}, "", none, usagef("%s is neither a git revision nor a directory", rev)
+			why := ""
+			if _, gerr := e.git("rev-parse", "--git-dir"); gerr != nil {
+				why = " (this directory is in no git repository)"
+			} else if _, herr := e.git("rev-parse", "--verify", "--quiet", "HEAD^{commit}"); herr != nil {
+				why = " (the repository has no commit yet)"
+			}
+			return oldTree{}, "", none, usagef("%s is neither a git revision nor a directory%s; name a commit, or a directory holding the old workloads package", rev, why)
 		}
 	}
 	top, err := e.git("rev-parse", "--show-toplevel")
