@@ -406,7 +406,7 @@ func structElem(sch cue.Value, def string) (key string, isStruct bool) {
 // collapseDisjunctions keeps one line per wrongly typed value: CUE reports
 // "N errors in empty disjunction" plus one conflict per alternative of a
 // defaulted field (*1 | int), which says the same thing N+1 times.
-func collapseDisjunctions(in diag.List) diag.List {
+func collapseDisjunctions(in diag.List, src *sources) diag.List {
 	conflict := map[string]bool{}
 	for _, d := range in {
 		if strings.HasPrefix(d.Message, "conflicting values") {
@@ -428,7 +428,7 @@ func collapseDisjunctions(in diag.List) diag.List {
 	scalar := map[string]bool{}
 	inside := map[string]bool{}
 	for _, d := range in {
-		if structMismatch(d) {
+		if structMismatch(d) && !writtenStruct(d, src) {
 			scalar[d.Path] = true
 		} else if d.Severity == diag.Error {
 			for p := parentPath(d.Path); p != ""; p = parentPath(p) {
@@ -509,6 +509,15 @@ func collapseDisjunctions(in diag.List) diag.List {
 		out = append(out, d)
 	}
 	return out
+}
+
+// writtenStruct reports whether d, a mismatch of a struct and a list, is
+// at a struct the user wrote (concurrency: {start: 1} where a list or a
+// ladder goes): its missing fields are the user's to add, not
+// consequences of a wrong kind.
+func writtenStruct(d diag.Diagnostic, src *sources) bool {
+	m := mismatch.FindStringSubmatch(d.Message)
+	return m != nil && (m[2] == "list" || m[3] == "list") && src != nil && strings.HasPrefix(src.at(d), "{")
 }
 
 // structMismatch reports whether d is CUE's mismatch of a struct with a

@@ -184,7 +184,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		break
 	}
 	src := newSources(cwd)
-	diags := plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags), r.engineBlocks), src, l.structElem, l.accepts)
+	diags := plainMismatches(dropEngineCascade(collapseDisjunctions(r.Diags, src), r.engineBlocks), src, l.structElem, l.accepts)
 	diags = dropLookupCascade(diags, src)
 	for i := range diags {
 		for _, hint := range hints {
