@@ -68,7 +68,9 @@ func (l *loader) closedByDefinition(path []string) (closedBy, bool) {
 }
 
 // lacks reports whether the definition def, written as struct literals
-// down path, declares a prefix of path but not the whole of it.
+// (and lists) down path, does not declare the whole of path; false where
+// something else stands on the way (a reference, an embedding), which may
+// declare anything.
 func lacks(def ast.Expr, path []string) bool {
 	values := []ast.Expr{def}
 	for _, name := range path {

@@ -26,7 +26,10 @@ import (
 // mistake. revealHidden evaluates the failed workloads again with each
 // value already reported replaced by an unknown one. A rule reading an
 // unknown value stays incomplete and silent, as it should: nothing is
-// known of it; a rule over the sound fields fires.
+// known of it; a rule over the sound fields fires. A refused value in a
+// profile fails every reference through profiles, which each workload
+// makes: where a failed workload's errors name one, it is made unknown
+// too (in a shard, in a copy of the shared file: every shard compiles it).
 //
 // The unknown value is `_` where that leaves the field unknown: it keeps
 // the schema's type, so the field is still set for the rules asking
@@ -57,9 +60,9 @@ type failure struct {
 
 // revealHidden reports the errors that the ones already reported hid in
 // the failed workloads (by name). It builds again the instance l.pkg was
-// built from (l.inst), with the user's values under workloads.<name>
-// edited, and restores them before it returns. n is how many workloads
-// the instance holds.
+// built from (l.inst), with the user's values under workloads.<name>, and
+// a profile's its errors name, edited, and restores them before it
+// returns. n is how many workloads the instance holds.
 func (l *loader) revealHidden(failed map[string]failure, n int) {
 	if l.inst == nil || len(failed) == 0 {
 		return
