@@ -4,6 +4,7 @@ package suggest
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -101,6 +102,11 @@ func Values(cands []string, v string) []string {
 			return []string{c}
 		}
 	}
+	for _, c := range cands {
+		if abbreviates(strings.ToLower(c), lv) {
+			return []string{c} // kubernetes for k8s
+		}
+	}
 	var holding []string
 	for _, c := range cands {
 		if len(lv) >= 2 && strings.Contains(strings.ToLower(c), lv) && (digits(v) == "" || digits(c) == digits(v)) {
@@ -123,6 +129,16 @@ func Values(cands []string, v string) []string {
 		return near
 	}
 	return nil
+}
+
+// abbreviates reports whether c is a numeronym of v: v's first letter,
+// the count of the letters between, its last letter (k8s, kubernetes).
+func abbreviates(c, v string) bool {
+	if len(c) < 3 || len(v) < 4 || c[0] != v[0] || c[len(c)-1] != v[len(v)-1] {
+		return false
+	}
+	n, err := strconv.Atoi(c[1 : len(c)-1])
+	return err == nil && n == len(v)-2
 }
 
 // digits are the digits of s, in order.

@@ -96,6 +96,9 @@ func TestValues(t *testing.T) {
 		{precisions, "bf61", nil},
 		{precisions, "bfl16", []string{"bf16"}},
 		{precisions, "", nil},
+		// A numeronym's word: the runtime k8s written out.
+		{[]string{"docker", "k8s", "slurm"}, "kubernetes", []string{"k8s"}},
+		{[]string{"docker", "k8s", "slurm"}, "kubernetez", nil},
 	} {
 		if got := Values(tc.cands, tc.v); !slices.Equal(got, tc.want) {
 			t.Errorf("Values(%q) = %q, want %q", tc.v, got, tc.want)
