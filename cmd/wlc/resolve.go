@@ -38,11 +38,11 @@ func (e *env) dirArg(args []string, i int) string {
 }
 
 // workloadsDir is the workloads package a command reads when none is
-// named, as `go vet` reads the package it runs in: workloads/ here; else
-// this directory when it holds .cue files inside a CUE module (wlc run
-// in workloads/); else the workloads/ of the module this directory is in
-// (wlc run anywhere in the repository). Failing all, workloads/, which
-// the loader then says does not exist.
+// named, as `go vet` reads the package it runs in: workloads/ here; else,
+// inside a CUE module, this directory when it holds package workloads
+// files (wlc run in workloads/); else the module's workloads/ (wlc run
+// anywhere in the repository). Failing all, workloads/, which the loader
+// then says does not exist.
 func (e *env) workloadsDir() string {
 	if isDir(filepath.Join(e.cwd, defaultWorkloadsDir)) {
 		return defaultWorkloadsDir
