@@ -48,17 +48,8 @@ func (e *env) workloadsDir() string {
 		return defaultWorkloadsDir
 	}
 	cwd := filepath.Clean(e.cwd) // $PWD may hold "..": walk up from the directory itself
-	root := ""
-	for d := cwd; ; d = filepath.Dir(d) {
-		if isDir(filepath.Join(d, "cue.mod")) {
-			root = d
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if root == "" {
+	root, ok := moduleRoot(cwd)
+	if !ok {
 		return defaultWorkloadsDir
 	}
 	if root != cwd && holdsPackage(cwd, defaultWorkloadsDir) {

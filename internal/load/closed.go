@@ -158,45 +158,30 @@ func (l *loader) userDefinitions() map[string]ast.Expr {
 	return out
 }
 
-// literalLabels are the field names of e when e is only struct literals
-// (joined by &, in parentheses) holding only regular fields.
+// literalLabels are the field names of e when each of its operands
+// (andOperands) is a struct literal holding only regular fields.
 func literalLabels(e ast.Expr) ([]string, bool) {
 	var labels []string
-	ok := true
-	var walk func(ast.Expr)
-	walk = func(e ast.Expr) {
-		switch x := e.(type) {
-		case *ast.StructLit:
-			for _, d := range x.Elts {
-				switch f := d.(type) {
-				case *ast.Field:
-					name, _, err := ast.LabelName(f.Label)
-					if err != nil {
-						ok = false // a pattern or dynamic field: it may allow more
-						return
-					}
-					labels = append(labels, name)
-				case *ast.CommentGroup:
-				default:
-					ok = false // an embedding, ..., a let: not only its own fields
-					return
+	for _, c := range andOperands(e) {
+		s, ok := c.(*ast.StructLit)
+		if !ok {
+			return nil, false // a reference, a list, a disjunction: it may declare anything
+		}
+		for _, d := range s.Elts {
+			switch f := d.(type) {
+			case *ast.Field:
+				name, _, err := ast.LabelName(f.Label)
+				if err != nil {
+					return nil, false // a pattern or dynamic field: it may allow more
 				}
+				labels = append(labels, name)
+			case *ast.CommentGroup:
+			default:
+				return nil, false // an embedding, ..., a let: not only its own fields
 			}
-		case *ast.BinaryExpr:
-			if x.Op != token.AND {
-				ok = false
-				return
-			}
-			walk(x.X)
-			walk(x.Y)
-		case *ast.ParenExpr:
-			walk(x.X)
-		default:
-			ok = false
 		}
 	}
-	walk(e)
-	return labels, ok
+	return labels, true
 }
 
 // valuesAt are the values the user's files write at path (a field can be
@@ -214,26 +199,21 @@ func (l *loader) valuesAt(path []cue.Selector) []ast.Expr {
 	return out
 }
 
-// definitionRefs are the references to definitions among e's operands:
-// e itself, both sides of &, inside parentheses, and a struct literal's
-// embeddings ({#Base, serve: ...}).
+// definitionRefs are the references to definitions among e's operands
+// (andOperands) and the embeddings of its struct literals ({#Base, ...}).
 func definitionRefs(e ast.Expr) []*ast.Ident {
 	var out []*ast.Ident
-	switch x := e.(type) {
-	case *ast.Ident:
-		if strings.HasPrefix(x.Name, "#") {
-			out = append(out, x)
-		}
-	case *ast.BinaryExpr:
-		if x.Op == token.AND {
-			out = append(definitionRefs(x.X), definitionRefs(x.Y)...)
-		}
-	case *ast.ParenExpr:
-		out = definitionRefs(x.X)
-	case *ast.StructLit:
-		for _, d := range x.Elts {
-			if em, ok := d.(*ast.EmbedDecl); ok {
-				out = append(out, definitionRefs(em.Expr)...)
+	for _, c := range andOperands(e) {
+		switch x := c.(type) {
+		case *ast.Ident:
+			if strings.HasPrefix(x.Name, "#") {
+				out = append(out, x)
+			}
+		case *ast.StructLit:
+			for _, d := range x.Elts {
+				if em, ok := d.(*ast.EmbedDecl); ok {
+					out = append(out, definitionRefs(em.Expr)...)
+				}
 			}
 		}
 	}

@@ -325,12 +325,7 @@ func isIndex(s string) bool {
 // cleanMessage drops CUE internals (package-qualified hidden names) that
 // mean nothing to a workload author.
 func cleanMessage(m string) string {
-	m = strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
-	// The schema's pattern for a name (a config's, a task's) in words.
-	if v, ok := strings.CutSuffix(m, ` (out of bound =~"^[A-Za-z0-9][A-Za-z0-9_.-]*$")`); ok && strings.HasPrefix(v, "invalid value ") {
-		return "a name here starts with a letter or digit and uses only letters, digits, _, . and -, not " + strings.TrimPrefix(v, "invalid value ")
-	}
-	return m
+	return strings.ReplaceAll(m, "(github.com/wlcdev/wlc/schema)", "")
 }
 
 // dropEngineCascade keeps a refused engine's error alone. The blocks an
@@ -450,7 +445,7 @@ func collapseDisjunctions(in diag.List, src *sources) diag.List {
 		if !strings.HasPrefix(d.Message, "conflicting values") && !strings.Contains(d.Message, "errors in empty disjunction") {
 			specific[d.Path] = true
 		}
-		if strings.Contains(d.Message, givenTwice) || strings.Contains(d.Message, nameIsLabel) {
+		if explainedConflict(d.Message) {
 			twice[d.Path] = true
 		}
 	}
@@ -493,7 +488,7 @@ func collapseDisjunctions(in diag.List, src *sources) diag.List {
 		if twice[d.Path] {
 			// Two values written: the schema's own message (the type's
 			// error() refusing the conflict) blames a value that is fine.
-			if !strings.Contains(d.Message, givenTwice) && !strings.Contains(d.Message, nameIsLabel) {
+			if !explainedConflict(d.Message) {
 				continue
 			}
 		} else if specific[d.Path] && strings.HasPrefix(d.Message, "conflicting values") {
@@ -517,7 +512,11 @@ func collapseDisjunctions(in diag.List, src *sources) diag.List {
 // consequences of a wrong kind.
 func writtenStruct(d diag.Diagnostic, src *sources) bool {
 	m := mismatch.FindStringSubmatch(d.Message)
-	return m != nil && (m[2] == "list" || m[3] == "list") && src != nil && strings.HasPrefix(src.at(d), "{")
+	if m == nil || src == nil {
+		return false
+	}
+	r, ok := mismatchOperands(m[1], m[2], m[3], src.at(d))
+	return ok && r.gotKind == "struct" && r.want == "list"
 }
 
 // structMismatch reports whether d is CUE's mismatch of a struct with a
@@ -574,6 +573,13 @@ const givenTwice = ": two values are written for it, at "
 // nameIsLabel is in the message of a conflict on a workload's or
 // profile's name, which wlc.cue sets from its label (nameConflict).
 const nameIsLabel = "'s name is its label"
+
+// explainedConflict reports whether msg is a conflict addCUEError
+// explained (a field given two values, a name that is a label): beside
+// it, the schema's message for the field blames a value that is fine.
+func explainedConflict(msg string) bool {
+	return strings.Contains(msg, givenTwice) || strings.Contains(msg, nameIsLabel)
+}
 
 // conflictingNames are the two values of CUE's conflict on a name (names
 // are plain: letters, digits, _, . and -).

@@ -81,7 +81,17 @@ func (s *sources) at(d diag.Diagnostic) string {
 // message; syntaxHints, which matches parse errors by file, runs on the
 // sorted findings after them.
 var hints = []func(d diag.Diagnostic, src *sources) string{
-	quoteHint, bytesHint, meantHint, slurmTimeHint, emptyListHint,
+	quoteHint, bytesHint, meantHint, slurmTimeHint, emptyListHint, nameHint,
+}
+
+// nameHint says the schema's pattern for a name (a config's, a task's) in
+// words.
+func nameHint(d diag.Diagnostic, _ *sources) string {
+	v, ok := strings.CutSuffix(d.Message, ` (out of bound =~"^[A-Za-z0-9][A-Za-z0-9_.-]*$")`)
+	if v, found := strings.CutPrefix(v, "invalid value "); ok && found {
+		return "a name here starts with a letter or digit and uses only letters, digits, _, . and -, not " + v
+	}
+	return d.Message
 }
 
 // fieldLabel is a field's label and colon at the start of a line's rest.

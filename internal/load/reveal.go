@@ -68,11 +68,7 @@ func (l *loader) revealHidden(failed map[string]failure, n int) {
 		return
 	}
 	inst := l.inst
-	if l.shared == nil {
-		only := *inst
-		only.Files = slices.Clone(inst.Files)
-		inst = &only
-	} else {
+	if l.shared != nil {
 		// A shard's workload files stand alone beside the shared files
 		// (see planShards): the failed workloads' files are enough.
 		only := *inst
@@ -112,22 +108,25 @@ func (l *loader) revealHidden(failed map[string]failure, n int) {
 					if l.rel(f.Filename) != pl.file {
 						continue
 					}
-					if l.shared != nil && slices.Contains(l.shared, f) {
-						// Every shard compiles the shared files: this one
-						// edits a copy of its own (a refused profile value).
+					// Every shard compiles the shared files: one edits a
+					// copy of its own (a refused profile value).
+					target, shared := f, l.shared != nil && slices.Contains(l.shared, f)
+					if shared {
 						cp, ok := reparse(f)
 						if !ok {
 							continue
 						}
-						j := slices.Index(inst.Files, f)
-						if j < 0 {
-							continue
-						}
-						files[i], inst.Files[j], f = cp, cp, cp
+						target = cp
 					}
 					ed := &editor{name: name, line: pl.line, col: pl.col, drop: pl.drop}
-					if h := ed.decls(&f.Decls, nil); h != nil {
-						found = append(found, h)
+					h := ed.decls(&target.Decls, nil)
+					if h == nil {
+						continue
+					}
+					found = append(found, h)
+					if shared {
+						files[i] = target
+						inst.Files[slices.Index(inst.Files, f)] = target
 					}
 				}
 			}

@@ -105,11 +105,7 @@ func (l *loader) env() *check.Env {
 func (l *loader) ruleInput(wv cue.Value, w *Workload, decoded bool) *check.Workload {
 	in := &check.Workload{Workload: w.Workload, Own: w.ownExtraArgs(), Decoded: decoded}
 	if !decoded {
-		for ci := 0; ; ci++ {
-			cv := wv.LookupPath(cue.MakePath(cue.Str("vllm_bench"), cue.Str("configs"), cue.Index(ci)))
-			if !cv.Exists() {
-				break
-			}
+		for _, cv := range elements(wv.LookupPath(pathOf("vllm_bench.configs"))) {
 			var keys []string
 			it, err := cv.LookupPath(pathOf("args")).Fields()
 			for err == nil && it.Next() {

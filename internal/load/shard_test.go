@@ -381,8 +381,10 @@ func TestResolveShapesFromLoad(t *testing.T) {
 // rules still fire depends on the order CUE evaluates in (a profile
 // declared beside a workload is enough to silence them): the reveal
 // evaluates the failed workloads again with the profile's refused value
-// made unknown, in shards (on copies of the shared files, which every
-// shard compiles) as in the whole package.
+// made unknown, in shards as in the whole package. A shard edits a copy
+// of the shared file (every shard compiles the shared files at once):
+// go test -race, which CI runs on this package, sees a shard that edits
+// the shared tree itself.
 func TestBrokenProfileRevealed(t *testing.T) {
 	workload := func(name, profile string, gpus int) string {
 		return fmt.Sprintf(`workloads: %s: {
@@ -419,8 +421,4 @@ func TestBrokenProfileRevealed(t *testing.T) {
 	out = requireSameLoad(t, root, load.Options{}, 1, true)
 	wants[2] = "workloads/a.cue:5:17: error: workloads.a_nodes.nodes: nodes is 2 but profile H200 uses the docker runtime"
 	requireFindings(t, out, append(wants, "workloads/b.cue:6:17: error: workloads.b_on_broken.gpus_per_node: tensor_parallel_size × data_parallel_size × pipeline_parallel_size = 8 × 1 × 2 = 16")...)
-	// The files are as written again: a second load sees the same.
-	if _, again := loadOutput(t, root, load.Options{}); again != out {
-		t.Errorf("a second load differs:\n%s", lineDiff(out, again))
-	}
 }

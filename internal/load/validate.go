@@ -365,20 +365,29 @@ func eachFieldIn(e ast.Expr, yield func(name string, f *ast.Field) bool) bool {
 }
 
 // eachFieldOf calls structs with the declarations of each struct literal
-// e is written as: itself, both sides of &, inside parentheses; it stops,
-// and reports false, once structs returns false.
+// among e's operands (andOperands); it stops, and reports false, once
+// structs returns false.
 func eachFieldOf(e ast.Expr, structs func([]ast.Decl) bool) bool {
-	switch x := e.(type) {
-	case *ast.StructLit:
-		return structs(x.Elts)
-	case *ast.BinaryExpr:
-		if x.Op == token.AND {
-			return eachFieldOf(x.X, structs) && eachFieldOf(x.Y, structs)
+	for _, c := range andOperands(e) {
+		if s, ok := c.(*ast.StructLit); ok && !structs(s.Elts) {
+			return false
 		}
-	case *ast.ParenExpr:
-		return eachFieldOf(x.X, structs)
 	}
 	return true
+}
+
+// andOperands are the operands e is written as, in order: e itself, or both
+// sides of &, inside parentheses or not.
+func andOperands(e ast.Expr) []ast.Expr {
+	switch x := e.(type) {
+	case *ast.BinaryExpr:
+		if x.Op == token.AND {
+			return append(andOperands(x.X), andOperands(x.Y)...)
+		}
+	case *ast.ParenExpr:
+		return andOperands(x.X)
+	}
+	return []ast.Expr{e}
 }
 
 // mirrorFields lists the JSON names of the Go mirror struct at path (a
