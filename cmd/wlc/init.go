@@ -118,7 +118,11 @@ that the copy differs), and nothing else.`,
 			if err := placeFiles(dir, files); err != nil {
 				return commandError{"wlc init", err}
 			}
-			fmt.Fprintf(e.stdout, "wrote a workloads repository in %s (module %s); next: cd %s && wlc vet\n", dir, module, dir)
+			next := "wlc vet"
+			if filepath.Clean(dir) != "." {
+				next = "cd " + dir + " && wlc vet"
+			}
+			fmt.Fprintf(e.stdout, "wrote a workloads repository in %s (module %s); next: %s\n", dir, module, next)
 			return nil
 		},
 	}

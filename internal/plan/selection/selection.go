@@ -75,7 +75,7 @@ func Nightly(cands []Candidate) ([]string, error) {
 	}
 	sort.Strings(out)
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no workload is marked nightly: true; select workloads with --workloads or WORKLOADS")
+		return nil, fmt.Errorf("no workload is marked nightly: true; mark the nightly ones `nightly: true`, or select workloads with --workloads (or WORKLOADS) or --all")
 	}
 	return out, nil
 }
