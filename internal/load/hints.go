@@ -8,11 +8,11 @@ package load
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/scanner"
 	"cuelang.org/go/cue/token"
@@ -32,6 +32,9 @@ type sources struct {
 type source struct {
 	data  []byte
 	lines []string
+	// tree is the file parsed, once parsed is set (nil: it does not parse).
+	tree   *ast.File
+	parsed bool
 }
 
 func newSources(cwd string) *sources {
@@ -45,11 +48,7 @@ func (s *sources) file(d diag.Diagnostic) *source {
 	}
 	f, ok := s.files[d.File]
 	if !ok {
-		p := d.File
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(s.cwd, p)
-		}
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := os.ReadFile(s.abs(d.File)); err == nil {
 			f = &source{data: data, lines: strings.Split(string(data), "\n")}
 		}
 		s.files[d.File] = f
@@ -133,6 +132,9 @@ func quoteHint(d diag.Diagnostic, src *sources) string {
 	before = strings.TrimRight(before, " \t")
 	if !strings.HasPrefix(m[1], "_") && !strings.HasPrefix(m[1], "#") && before != "" && strings.ContainsAny(before[len(before)-1:], ":[,") {
 		return fmt.Sprintf("%s; a string needs quotes: %q (or declare %s in the package)", d.Message, m[1], m[1])
+	}
+	if h := helperScopeHint(d, m[1], src); h != "" {
+		return h
 	}
 	return fmt.Sprintf("%s: no file of the package declares %s; check its spelling", d.Message, m[1])
 }
