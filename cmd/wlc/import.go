@@ -11,12 +11,15 @@ import (
 	"strconv"
 	"strings"
 
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/importer"
+	"github.com/wlcdev/wlc/schema"
 )
 
 func newImportCmd(e *env) *cobra.Command {
@@ -48,11 +51,18 @@ custom_script, backend sweeps, vllm_bench.sweep, assertions) are errors and
 that workload is skipped; unknown keys and guessed precisions are warnings
 and left as TODO(import) comments.
 
+perf-eval's lib/gpu_profiles.yaml (given, or found in a checkout given)
+becomes profiles.cue: each fleet typed as perf-eval ran it (server_runtime
+native + k8s_plugin is runtime k8s; the Slurm launcher's PERF_EVAL_SLURM_*
+variables are the slurm block). Without it, the fleets the workloads name
+get stubs to complete.
+
 Without -o a single file is printed to stdout. With -o DIR every imported
 workload is written into DIR at once (nothing is written if one cannot be,
 or if a file exists and --force is not given). Then run wlc vet DIR.`,
 		Example: `  wlc import perf-eval perf-eval/workloads/qwen3_5_b200.yaml
-  wlc import perf-eval -o workloads/ perf-eval/workloads/`,
+  wlc import perf-eval -o workloads/ perf-eval/workloads/
+  wlc import perf-eval -o workloads/ perf-eval/   # workloads and lib/gpu_profiles.yaml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := e.yamlFiles(args)
@@ -67,11 +77,33 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			var profiles []string
 			byKey := map[string]string{}
 			imported, warned, refused := 0, 0, 0
+			// perf-eval's lib/gpu_profiles.yaml, when given: its fleets.
+			var fleets *importer.ProfilesResult
+			var fleetsFrom string
 			for _, f := range files {
 				data, err := bounded.ReadFile(f.abs, bounded.YAMLFile)
 				if err != nil {
 					all.Errorf(f.rel, 0, 0, "", "cannot read: %v", err)
 					refused++
+					continue
+				}
+				if isProfilesFile(f.abs) {
+					if fleets != nil {
+						all.Errorf(f.rel, 0, 0, "", "profiles are already imported from %s; import one %s (perf-eval's lib/ or one branch's)", fleetsFrom, importer.ProfilesFile)
+						refused++
+						continue
+					}
+					ids, err := e.hardwareIDs()
+					if err != nil {
+						return err
+					}
+					r := importer.PerfEvalProfiles(f.rel, data, ids)
+					all = append(all, r.Findings...)
+					if r.Source == nil {
+						refused++
+						continue
+					}
+					fleets, fleetsFrom = &r, f.rel
 					continue
 				}
 				r := importer.PerfEvalAs(f.rel, f.key, data)
@@ -93,14 +125,33 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 					profiles = append(profiles, r.Profile)
 				}
 			}
+			// The fleets the workloads name that no imported profile
+			// defines: a profile each to complete.
+			var missing []string
+			for _, p := range profiles {
+				if fleets == nil || !slices.Contains(fleets.Names, p) {
+					missing = append(missing, p)
+				}
+			}
+			if fleets != nil {
+				src := fleets.Source
+				if len(missing) > 0 && len(arts) > 0 {
+					src = append(slices.Clip(src), "\n"+profileStubs(missing)...)
+				}
+				arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: src})
+			}
 			// Into a directory that is no package yet: the typing lines,
 			// a profile per fleet named, and the CUE module when there is
 			// none above, so the result vets as it is.
 			var started []string
 			if outDir != "" && len(arts) > 0 {
 				if cues, _ := filepath.Glob(filepath.Join(outDir, "*.cue")); len(cues) == 0 {
-					arts = append(arts, backends.Artifact{Path: "wlc.cue", Data: []byte(initWlcCue)}, backends.Artifact{Path: "profiles.cue", Data: importProfiles(profiles)})
-					started = append(started, "wlc.cue", "profiles.cue")
+					arts = append(arts, backends.Artifact{Path: "wlc.cue", Data: []byte(initWlcCue)})
+					started = append(started, "wlc.cue")
+					if fleets == nil {
+						arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: []byte("package workloads\n\n" + profileStubs(missing))})
+						started = append(started, "profiles.cue")
+					}
 					if _, ok := moduleRoot(outDir); !ok {
 						mod, err := moduleFiles("example.com/benchmarks@v0")
 						if err != nil {
@@ -141,8 +192,15 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			if len(started) > 0 {
 				fmt.Fprintf(e.stderr, "wlc import: started a workloads package in %s: %s\n", outDir, strings.Join(started, ", "))
 			}
+			if fleets != nil {
+				into := ""
+				if outDir != "" {
+					into = " into " + filepath.Join(outDir, "profiles.cue")
+				}
+				fmt.Fprintf(e.stderr, "wlc import: %d profile(s) from %s%s: %s\n", len(fleets.Names), fleetsFrom, into, strings.Join(fleets.Names, ", "))
+			}
 			fmt.Fprintf(e.stderr, "wlc import: %d imported (%d with warnings), %d refused", imported, warned, refused)
-			if imported > 0 {
+			if imported > 0 || fleets != nil {
 				if outDir != "" {
 					fmt.Fprintf(e.stderr, "; next: wlc vet %s, and resolve the TODO(import) comments", outDir)
 				} else {
@@ -187,8 +245,10 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 			}
 			if ext := filepath.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".yml") {
 				rel, _ := filepath.Rel(abs, p)
-				// A per-model folder's gpu.yaml becomes model_gpu.
-				key := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, ext)), "/", "_")
+				// A per-model folder's gpu.yaml becomes model_gpu; a
+				// perf-eval checkout's workloads/ folder names no key.
+				key := strings.TrimPrefix(filepath.ToSlash(strings.TrimSuffix(rel, ext)), "workloads/")
+				key = strings.ReplaceAll(key, "/", "_")
 				found = append(found, inputFile{p, filepath.ToSlash(filepath.Join(a, rel)), key})
 			}
 			return nil
@@ -205,22 +265,49 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 	return out, nil
 }
 
-// importProfiles is a profile per fleet the imported workloads name, to
-// be completed from perf-eval's lib/gpu_profiles.yaml: perf-eval's gpu
-// names are wlc's hardware ids for most fleets, and its default runtime
-// was docker on the agent's host.
-func importProfiles(names []string) []byte {
+// profileStubs is a profile per fleet the imported workloads name that
+// no imported lib/gpu_profiles.yaml defines, to be completed by hand:
+// perf-eval's gpu names are wlc's hardware ids for most fleets, and its
+// default runtime was docker on the agent's host.
+func profileStubs(names []string) string {
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("package workloads\n\n")
 	b.WriteString("// The fleets the imported workloads name. TODO(import): complete each from\n")
 	b.WriteString("// perf-eval's lib/gpu_profiles.yaml (queue, hf_home, env, server_runtime:\n")
-	b.WriteString("// native + k8s_plugin is runtime \"k8s\"); vet names a hardware id the\n")
-	b.WriteString("// catalog does not know.\n")
+	b.WriteString("// native + k8s_plugin is runtime \"k8s\"), or import that file with them;\n")
+	b.WriteString("// vet names a hardware id the catalog does not know.\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "profiles: %s: {\n\thardware: %q\n\truntime:  \"docker\"\n\tqueue:    %q\n\tdocker: {}\n}\n", cueLabel(n), n, n)
 	}
-	return []byte(b.String())
+	return b.String()
+}
+
+// isProfilesFile says whether path is perf-eval's profile file
+// (lib/gpu_profiles.yaml, or .yml).
+func isProfilesFile(path string) bool {
+	base := filepath.Base(path)
+	return base == importer.ProfilesFile || base == strings.TrimSuffix(importer.ProfilesFile, ".yaml")+".yml"
+}
+
+// hardwareIDs are the hardware catalog's ids, in its order, from the
+// schema built into wlc.
+func (e *env) hardwareIDs() ([]string, error) {
+	inst, err := schema.Instance()
+	if err != nil {
+		return nil, err
+	}
+	if e.ctx == nil {
+		e.ctx = cuecontext.New()
+	}
+	it, err := e.ctx.BuildInstance(inst).LookupPath(cue.ParsePath("hardware")).Fields()
+	if err != nil {
+		return nil, fmt.Errorf("the built-in schema's hardware catalog: %w", err)
+	}
+	var ids []string
+	for it.Next() {
+		ids = append(ids, it.Selector().Unquoted())
+	}
+	return ids, nil
 }
 
 var cueIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -1,5 +1,6 @@
 // Package importer converts perf-eval workload YAMLs into wlc CUE
-// workloads. It is pure: bytes in, formatted CUE source and findings out.
+// workloads, and its lib/gpu_profiles.yaml into profiles (profiles.go).
+// It is pure: bytes in, formatted CUE source and findings out.
 //
 // The conversion is literal: the imported workload asks vLLM for the same
 // server command perf-eval ran (serve_args are word-split the way perf-eval
