@@ -41,17 +41,17 @@ func newSources(cwd string) *sources {
 	return &sources{cwd: cwd, files: map[string]*source{}}
 }
 
-// file is the file d names, or nil.
-func (s *sources) file(d diag.Diagnostic) *source {
-	if d.File == "" {
+// file is the named file (as findings name files), or nil.
+func (s *sources) file(name string) *source {
+	if name == "" {
 		return nil
 	}
-	f, ok := s.files[d.File]
+	f, ok := s.files[name]
 	if !ok {
-		if data, err := os.ReadFile(s.abs(d.File)); err == nil {
+		if data, err := os.ReadFile(s.abs(name)); err == nil {
 			f = &source{data: data, lines: strings.Split(string(data), "\n")}
 		}
-		s.files[d.File] = f
+		s.files[name] = f
 	}
 	return f
 }
@@ -62,7 +62,7 @@ func (s *sources) line(d diag.Diagnostic) (before, at string) {
 	if d.Line < 1 || d.Column < 1 {
 		return "", ""
 	}
-	f := s.file(d)
+	f := s.file(d.File)
 	if f == nil || d.Line > len(f.lines) || d.Column-1 > len(f.lines[d.Line-1]) {
 		return "", ""
 	}
@@ -244,7 +244,7 @@ func syntaxHints(in diag.List, src *sources) diag.List {
 		}
 		fs := files[d.File]
 		if fs == nil {
-			f := src.file(d)
+			f := src.file(d.File)
 			if f == nil {
 				out = append(out, d)
 				continue

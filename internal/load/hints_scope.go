@@ -20,7 +20,7 @@ import (
 // way out is a reference that reaches the unified value: an alias of the
 // field. It returns "" for any other unresolved reference.
 func helperScopeHint(d diag.Diagnostic, name string, src *sources) string {
-	f := src.syntax(d)
+	f := src.syntax(d.File)
 	if f == nil {
 		return ""
 	}
@@ -82,15 +82,15 @@ func pathTo(f *ast.File, name string, line, col int) []ast.Node {
 	return found
 }
 
-// syntax is the parsed tree of the file d names, or nil.
-func (s *sources) syntax(d diag.Diagnostic) *ast.File {
-	f := s.file(d)
+// syntax is the parsed tree of the named file, or nil.
+func (s *sources) syntax(name string) *ast.File {
+	f := s.file(name)
 	if f == nil {
 		return nil
 	}
 	if !f.parsed {
 		f.parsed = true
-		f.tree, _ = parser.ParseFile(d.File, f.data)
+		f.tree, _ = parser.ParseFile(name, f.data)
 	}
 	return f.tree
 }
@@ -101,8 +101,7 @@ func (s *sources) declares(d diag.Diagnostic, helper, label string) bool {
 	dir := filepath.Dir(d.File)
 	names, _ := filepath.Glob(filepath.Join(s.abs(dir), "*.cue"))
 	for _, n := range names {
-		rel := filepath.Join(dir, filepath.Base(n))
-		f := s.syntax(diag.Diagnostic{File: rel})
+		f := s.syntax(filepath.Join(dir, filepath.Base(n)))
 		if f == nil {
 			continue
 		}
