@@ -45,11 +45,11 @@ func newImportPerfEvalCmd(e *env) *cobra.Command {
 recursively) into one <stem>.cue per workload, package workloads.
 
 The conversion is literal: serve_args are word-split as perf-eval did and
-known flags become typed serve fields, the rest serve.extra_args in order.
-Duplicate keys and fields wlc has no place for (serving, sglang,
-custom_script, backend sweeps, vllm_bench.sweep, assertions) are errors and
-that workload is skipped; unknown keys and guessed precisions are warnings
-and left as TODO(import) comments.
+known flags become typed serve fields, the rest serve.extra_args in order;
+PD serving, SGLang, custom scripts and sweeps map to their wlc blocks.
+Duplicate keys and fields wlc has no place for (vllm.build, aiperf, bench
+assertions) are errors and that workload is skipped; unknown keys and
+guessed precisions are warnings and left as TODO(import) comments.
 
 perf-eval's lib/gpu_profiles.yaml (given, or found in a checkout given)
 becomes profiles.cue: each fleet typed as perf-eval ran it (server_runtime
