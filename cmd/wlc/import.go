@@ -222,7 +222,8 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 type inputFile struct{ abs, rel, key string }
 
 // yamlFiles expands the arguments: files as given, directories searched
-// recursively for *.yaml and *.yml, each sorted.
+// recursively for *.yaml and *.yml (hidden directories left out), each
+// sorted.
 func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 	var out []inputFile
 	for _, a := range args {
@@ -242,6 +243,11 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 		err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			if d.IsDir() && p != abs && strings.HasPrefix(d.Name(), ".") {
+				// .buildkite/pipeline.yaml, .github/: a checkout's
+				// machinery, never workloads.
+				return filepath.SkipDir
 			}
 			if ext := filepath.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".yml") {
 				rel, _ := filepath.Rel(abs, p)
