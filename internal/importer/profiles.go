@@ -159,6 +159,22 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 	if runtime == "" {
 		return
 	}
+	// What perf-eval read only for another runtime it ignored here.
+	for _, o := range []struct {
+		key, readFor string
+		used         bool
+	}{
+		{"k8s_plugin", "server_runtime native", rt == "native"},
+		{"docker_plugin", "server_runtime native", rt == "native"},
+		{"hf_cache_volume", "the k8s plugin", runtime == "k8s"},
+		{"always_pull", "the docker plugin", runtime == "docker"},
+		{"extra_volumes", "the docker plugin", runtime == "docker"},
+	} {
+		if f, ok := by[o.key]; ok && !o.used {
+			c.warnf(f.key, name+"."+o.key, "%s: perf-eval read it only for %s, so it ignored it here; kept as a TODO comment, not converted", o.key, o.readFor)
+			p.todo = append(p.todo, yamlText(f))
+		}
+	}
 	var rtComments []string
 	if rtAt != nil {
 		rtComments = nodeComments(*rtAt)
