@@ -201,12 +201,13 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 			// The launcher's settings, read from env by perf-eval's
 			// Slurm scripts, are typed fields here: out of the server's env.
 			var keep []*yaml.Node
-			for i := 0; i+1 < len(f.val.Content); i += 2 {
-				if k := f.val.Content[i]; strings.HasPrefix(k.Value, "PERF_EVAL_SLURM_") || strings.HasPrefix(k.Value, "PERF_EVAL_BENCH_CLIENT_") {
-					slurm[k.Value] = field{k, resolve(f.val.Content[i+1])}
+			entries, _ := c.fields(f.val, name+".env") // a duplicate is refused here
+			for _, e := range entries {
+				if k := e.key.Value; strings.HasPrefix(k, "PERF_EVAL_SLURM_") || strings.HasPrefix(k, "PERF_EVAL_BENCH_CLIENT_") {
+					slurm[k] = e
 					continue
 				}
-				keep = append(keep, f.val.Content[i], f.val.Content[i+1])
+				keep = append(keep, e.key, e.val)
 			}
 			f.val = &yaml.Node{Kind: yaml.MappingNode, Content: keep, Line: f.val.Line, Column: f.val.Column}
 		}
@@ -265,7 +266,11 @@ func commentLines(cs []string) []string {
 func (c *conv) slurmBlock(name string, env map[string]field) []string {
 	get := func(k string) (string, bool) {
 		f, ok := env["PERF_EVAL_SLURM_"+k]
-		if !ok || f.val.Kind != yaml.ScalarNode {
+		if !ok {
+			return "", false
+		}
+		if f.val.Kind != yaml.ScalarNode {
+			c.errorf(f.val, name+".env.PERF_EVAL_SLURM_"+k, "env values must be scalars")
 			return "", false
 		}
 		return f.val.Value, true
