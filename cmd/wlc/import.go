@@ -137,6 +137,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 				src := fleets.Source
 				if len(missing) > 0 && len(arts) > 0 {
 					src = append(slices.Clip(src), "\n"+profileStubs(missing)...)
+					all.Warnf(fleetsFrom, 0, 0, "", "defines no %s, which imported workloads name: profiles.cue holds a stub of each to complete (or import the branch's %s that defines them)", strings.Join(missing, ", "), importer.ProfilesFile)
 				}
 				arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: src})
 			}
