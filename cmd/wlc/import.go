@@ -78,6 +78,11 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			byKey := map[string]string{}
 			imported, warned, refused := 0, 0, 0
 			// perf-eval's lib/gpu_profiles.yaml, when given: its fleets.
+			// Both it and the stubs name hardware by the catalog's ids.
+			ids, err := e.hardwareIDs()
+			if err != nil {
+				return err
+			}
 			var fleets *importer.ProfilesResult
 			var fleetsFrom string
 			for _, f := range files {
@@ -92,10 +97,6 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 						all.Errorf(f.rel, 0, 0, "", "profiles are already imported from %s; import one %s (perf-eval's lib/ or one branch's)", fleetsFrom, importer.ProfilesFile)
 						refused++
 						continue
-					}
-					ids, err := e.hardwareIDs()
-					if err != nil {
-						return err
 					}
 					r := importer.PerfEvalProfiles(f.rel, data, ids)
 					all = append(all, r.Findings...)
@@ -136,7 +137,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			if fleets != nil {
 				src := fleets.Source
 				if len(missing) > 0 && len(arts) > 0 {
-					src = append(slices.Clip(src), "\n"+profileStubs(missing)...)
+					src = append(slices.Clip(src), "\n"+profileStubs(missing, ids)...)
 					all.Warnf(fleetsFrom, 0, 0, "", "defines no %s, which imported workloads name: profiles.cue holds a stub of each to complete (or import the branch's %s that defines them)", strings.Join(missing, ", "), importer.ProfilesFile)
 				}
 				arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: src})
@@ -150,7 +151,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 					arts = append(arts, backends.Artifact{Path: "wlc.cue", Data: []byte(initWlcCue)})
 					started = append(started, "wlc.cue")
 					if fleets == nil {
-						arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: []byte("package workloads\n\n" + profileStubs(missing))})
+						arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: []byte("package workloads\n\n" + profileStubs(missing, ids))})
 						started = append(started, "profiles.cue")
 					}
 					if _, ok := moduleRoot(outDir); !ok {
@@ -276,7 +277,7 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 // no imported lib/gpu_profiles.yaml defines, to be completed by hand:
 // perf-eval's gpu names are wlc's hardware ids for most fleets, and its
 // default runtime was docker on the agent's host.
-func profileStubs(names []string) string {
+func profileStubs(names, hardware []string) string {
 	sort.Strings(names)
 	var b strings.Builder
 	b.WriteString("// The fleets the imported workloads name. TODO(import): complete each from\n")
@@ -284,7 +285,11 @@ func profileStubs(names []string) string {
 	b.WriteString("// native + k8s_plugin is runtime \"k8s\"), or import that file with them;\n")
 	b.WriteString("// vet names a hardware id the catalog does not know.\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "profiles: %s: {\n\thardware: %q\n\truntime:  \"docker\"\n\tqueue:    %q\n\tdocker: {}\n}\n", cueLabel(n), n, n)
+		hw, _ := importer.ProfileHardware(n, hardware)
+		if hw == "" {
+			hw = n // vet says which ids the catalog has
+		}
+		fmt.Fprintf(&b, "profiles: %s: {\n\thardware: %q\n\truntime:  \"docker\"\n\tqueue:    %q\n\tdocker: {}\n}\n", cueLabel(n), hw, n)
 	}
 	return b.String()
 }

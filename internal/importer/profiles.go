@@ -126,11 +126,11 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 		}
 	}
 
-	hw, how := profileHardware(name, hardware)
-	switch how {
-	case "named":
+	hw, inferred := ProfileHardware(name, hardware)
+	switch {
+	case hw != "" && !inferred:
 		p.add(nil, "hardware: "+quote(hw))
-	case "prefix":
+	case hw != "":
 		c.warnf(at, name, "hardware %s inferred from the profile name %s; check it", hw, name)
 		p.add([]string{"TODO(import): inferred from the profile's name; perf-eval's profiles had no hardware field."}, "hardware: "+quote(hw))
 	default:
@@ -350,20 +350,17 @@ func (c *conv) slurmBlock(name string, env map[string]field) []string {
 	return lines
 }
 
-// profileHardware is the catalog id a profile runs on: its name, or the
-// id its name starts with (GB300_SLURM), or "" with how "unknown".
-func profileHardware(name string, ids []string) (string, string) {
+// ProfileHardware is the catalog id (of ids) a perf-eval profile runs
+// on: its name, or, inferred, the id its name starts with (GB300_SLURM);
+// "" when neither.
+func ProfileHardware(name string, ids []string) (id string, inferred bool) {
 	if slices.Contains(ids, name) {
-		return name, "named"
+		return name, false
 	}
-	best := ""
-	for _, id := range ids {
-		if strings.HasPrefix(name, id+"_") && len(id) > len(best) {
-			best = id
+	for _, c := range ids {
+		if strings.HasPrefix(name, c+"_") && len(c) > len(id) {
+			id = c
 		}
 	}
-	if best != "" {
-		return best, "prefix"
-	}
-	return "", "unknown"
+	return id, id != ""
 }
