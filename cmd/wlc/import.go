@@ -85,6 +85,8 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			}
 			var fleets *importer.ProfilesResult
 			var fleetsFrom string
+			var fleetsData []byte
+			maxNodes := map[string]int{} // by profile, of the imported workloads
 			for _, f := range files {
 				data, err := bounded.ReadFile(f.abs, bounded.YAMLFile)
 				if err != nil {
@@ -93,18 +95,14 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 					continue
 				}
 				if isProfilesFile(f.abs) {
-					if fleets != nil {
+					// Converted once the workloads are read: their node
+					// counts size a Slurm fleet.
+					if fleetsData != nil {
 						all.Errorf(f.rel, 0, 0, "", "profiles are already imported from %s; import one %s (perf-eval's lib/ or one branch's)", fleetsFrom, importer.ProfilesFile)
 						refused++
 						continue
 					}
-					r := importer.PerfEvalProfiles(f.rel, data, ids)
-					all = append(all, r.Findings...)
-					if r.Source == nil {
-						refused++
-						continue
-					}
-					fleets, fleetsFrom = &r, f.rel
+					fleetsData, fleetsFrom = data, f.rel
 					continue
 				}
 				r := importer.PerfEvalAs(f.rel, f.key, data)
@@ -124,6 +122,16 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 				arts = append(arts, backends.Artifact{Path: r.Key + ".cue", Data: r.Source})
 				if r.Profile != "" && !slices.Contains(profiles, r.Profile) {
 					profiles = append(profiles, r.Profile)
+				}
+				maxNodes[r.Profile] = max(maxNodes[r.Profile], r.Nodes)
+			}
+			if fleetsData != nil {
+				r := importer.PerfEvalProfiles(fleetsFrom, fleetsData, ids, maxNodes)
+				all = append(all, r.Findings...)
+				if r.Source == nil {
+					refused++
+				} else {
+					fleets = &r
 				}
 			}
 			// The fleets the workloads name that no imported profile

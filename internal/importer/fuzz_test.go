@@ -86,7 +86,7 @@ func FuzzPerfEvalProfiles(f *testing.F) {
 	f.Add([]byte("K:\n  queue: \"q\\\"}\"\n  server_runtime: native\n  k8s_plugin: amd\n  hf_cache_volume: {persistentVolumeClaim: {claimName: c}}\n"))
 	ids := []string{"H200", "GB300"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := within(t, "PerfEvalProfiles", data, func() ProfilesResult { return PerfEvalProfiles("p.yaml", data, ids) })
+		r := within(t, "PerfEvalProfiles", data, func() ProfilesResult { return PerfEvalProfiles("p.yaml", data, ids, map[string]int{"S": 3}) })
 		checkFindings(t, r.Findings, "p.yaml", data)
 		if r.Findings.HasErrors() != (r.Source == nil) {
 			t.Fatalf("errors %v but source %q", r.Findings.HasErrors(), r.Source)

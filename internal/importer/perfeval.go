@@ -39,6 +39,8 @@ type Result struct {
 	Findings diag.List
 	// Profile is the profile the workload names (perf-eval's gpu).
 	Profile string
+	// Nodes is how many nodes the workload's job takes.
+	Nodes int
 }
 
 // Refused reports whether the workload was not converted.
@@ -63,7 +65,7 @@ func PerfEval(file string, data []byte) Result {
 func PerfEvalAs(file, key string, data []byte) Result {
 	c := &conv{file: file, key: key}
 	c.run(data)
-	res := Result{Key: c.key, Findings: c.diags, Profile: c.profile}
+	res := Result{Key: c.key, Findings: c.diags, Profile: c.profile, Nodes: c.nodes}
 	if c.diags.HasErrors() {
 		return res
 	}
@@ -89,6 +91,7 @@ type conv struct {
 	file    string
 	key     string
 	profile string
+	nodes   int // the job's, once run has read them
 	diags   diag.List
 	out     bytes.Buffer
 }
@@ -262,6 +265,7 @@ func (c *conv) run(data []byte) {
 		c.errorf(root, "", "no lm_eval.tasks, vllm_bench.configs, sglang_bench.configs or bfcl: perf-eval refused such a workload and wlc has nothing to run")
 	}
 	w.todo = append(todo, w.todo...)
+	c.nodes = w.nodes
 	if c.diags.HasErrors() {
 		return
 	}
@@ -324,7 +328,9 @@ type workload struct {
 	gpusRefused bool
 	// profile is the gpu: value; lets are file-level CUE lets.
 	profile string
-	lets    []string
+	// nodes is how many nodes the job takes (num_nodes, or serving's roles).
+	nodes int
+	lets  []string
 	// shapeAt is where nodes and gpus_per_node go when serving: decides
 	// them (-1 otherwise).
 	shapeAt int
@@ -332,6 +338,7 @@ type workload struct {
 
 // setShape inserts nodes and gpus_per_node at shapeAt.
 func (w *workload) setShape(nodes, gpn int) {
+	w.nodes = nodes
 	if w.shapeAt < 0 {
 		return
 	}
@@ -436,6 +443,7 @@ func (c *conv) topLevel(w *workload, top map[string]field) {
 		cs = append(cs, nodeComments(*gpnF)...)
 	}
 	w.add(cs, fmt.Sprintf("gpus_per_node: %d", gpn))
+	w.nodes = nodes
 	w.gpus = nodes * gpn
 	w.gpusAt = numF
 	if w.gpusAt == nil {

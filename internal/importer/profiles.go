@@ -36,7 +36,9 @@ const ProfilesFile = "gpu_profiles.yaml"
 // native + k8s_plugin is runtime k8s; + docker_plugin, docker; the Slurm
 // launcher's PERF_EVAL_SLURM_* variables in env become the slurm block).
 // hardware lists the catalog's ids: a profile named after one runs on it.
-func PerfEvalProfiles(file string, data []byte, hardware []string) ProfilesResult {
+// nodes is, by profile, the most nodes a workload imported with it takes:
+// a Slurm fleet's max_nodes (perf-eval had no such limit).
+func PerfEvalProfiles(file string, data []byte, hardware []string, nodes map[string]int) ProfilesResult {
 	c := &conv{file: file}
 	res := ProfilesResult{}
 	if err := bounded.YAMLFile.Check(data); err != nil {
@@ -74,7 +76,7 @@ func PerfEvalProfiles(file string, data []byte, hardware []string) ProfilesResul
 			continue
 		}
 		p := &workload{}
-		c.profile1(p, name, f.key, f.val, hardware)
+		c.profile1(p, name, f.key, f.val, hardware, nodes[name])
 		for _, cm := range comments(f.key.HeadComment) {
 			b.WriteString("// " + cm + "\n")
 		}
@@ -105,7 +107,7 @@ func PerfEvalProfiles(file string, data []byte, hardware []string) ProfilesResul
 
 // profile1 converts one profile's fields into p's lines.
 // at is the profile's key, where what concerns the whole profile is said.
-func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []string) {
+func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []string, nodes int) {
 	fs, by := c.fields(m, name)
 	str := func(key string) (string, *field) {
 		f, ok := by[key]
@@ -239,7 +241,7 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 		}
 		p.add(nil, block("docker", lines))
 	case "slurm":
-		p.add(nil, block("slurm", c.slurmBlock(name, slurm)))
+		p.add(nil, block("slurm", c.slurmBlock(name, slurm, nodes)))
 	}
 	// Comments below a profile's last field (YAML's foot comments) say
 	// what the profile leaves out and why: kept, at its end.
@@ -263,7 +265,7 @@ func commentLines(cs []string) []string {
 
 // slurmBlock is the slurm block of perf-eval's Slurm launcher settings
 // (lib/slurm_launch_vllm.sh reads them from env).
-func (c *conv) slurmBlock(name string, env map[string]field) []string {
+func (c *conv) slurmBlock(name string, env map[string]field, nodes int) []string {
 	get := func(k string) (string, bool) {
 		f, ok := env["PERF_EVAL_SLURM_"+k]
 		if !ok {
@@ -278,6 +280,13 @@ func (c *conv) slurmBlock(name string, env map[string]field) []string {
 	lines := []string{
 		"// TODO(import): how many nodes one job may take on this cluster; perf-eval had no such limit.",
 		"max_nodes: 1",
+	}
+	if nodes > 1 {
+		lines = []string{
+			"// TODO(import): how many nodes one job may take on this cluster (perf-eval had no such",
+			"// limit): the most an imported workload on it takes.",
+			fmt.Sprintf("max_nodes: %d", nodes),
+		}
 	}
 	for _, kv := range [][2]string{{"PARTITION", "partition"}, {"ACCOUNT", "account"}, {"QOS", "qos"}, {"RESERVATION", "reservation"}, {"TIME", "time_limit"}, {"GRES", "gres"}} {
 		if v, ok := get(kv[0]); ok && v != "" {

@@ -57,7 +57,7 @@ func TestImportedProfilesMatchPorts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := importer.PerfEvalProfiles(tc.file, data, ids)
+			r := importer.PerfEvalProfiles(tc.file, data, ids, nil)
 			if r.Source == nil {
 				t.Fatalf("refused: %v", r.Findings)
 			}
