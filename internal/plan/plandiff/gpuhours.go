@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +165,8 @@ type Cost struct {
 	New *Figure `json:"new,omitempty"`
 }
 
-// Total is the selection's GPU-hours on each side and the difference.
+// Total is GPU-hours on each side and the difference: the selection's,
+// or one profile's share of it.
 type Total struct {
 	Old      float64 `json:"old"`
 	New      float64 `json:"new"`
@@ -172,6 +175,27 @@ type Total struct {
 	NewBasis string  `json:"new_basis"`
 	// DeltaBasis is measured only when every figure on both sides is.
 	DeltaBasis string `json:"delta_basis"`
+	// ByProfile splits the selection's total by the profile (the fleet)
+	// each side runs a job on, in name order: a change can leave the total
+	// as it was and still move GPU-hours from one fleet to another.
+	ByProfile []ProfileTotal `json:"by_profile,omitempty"`
+}
+
+// ProfileTotal is one profile's share of the selection's GPU-hours.
+type ProfileTotal struct {
+	Profile string `json:"profile"`
+	Total
+}
+
+// Moved are the profiles whose GPU-hours the change moves.
+func (t *Total) Moved() []ProfileTotal {
+	var out []ProfileTotal
+	for _, p := range t.ByProfile {
+		if p.Delta != 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Budget is a job's declared time limit in seconds and what declares it
@@ -180,31 +204,54 @@ type Budget func(plan.Workload) (seconds int, from string)
 
 // Price sets every entry's Cost and the report's GPUHours: a job's
 // duration is its hash's last run in runs where there is one (measured),
-// else its budget (estimated).
+// else its budget (estimated). Each side's figure counts toward the
+// profile that side runs the job on.
 func (r *Report) Price(runs map[string]Run, budget Budget) {
-	var t Total
-	var oldB, newB basisCount
+	var all tally
+	byProfile := map[string]*tally{}
+	share := func(profile string) *tally {
+		t := byProfile[profile]
+		if t == nil {
+			t = &tally{}
+			byProfile[profile] = t
+		}
+		return t
+	}
 	for i := range r.Entries {
 		e := &r.Entries[i]
 		c := &Cost{}
 		if p, ok := e.OldPlan(); ok {
 			c.Old = figure(p, e.OldHash, runs, budget)
-			t.Old += c.Old.GPUHours
-			oldB.add(c.Old.Basis)
+			all.addOld(c.Old)
+			share(p.Profile.Name).addOld(c.Old)
 		}
 		if p, ok := e.NewPlan(); ok {
 			c.New = figure(p, e.NewHash, runs, budget)
-			t.New += c.New.GPUHours
-			newB.add(c.New.Basis)
+			all.addNew(c.New)
+			share(p.Profile.Name).addNew(c.New)
 		}
 		e.Cost = c
 	}
-	t.Old, t.New = round(t.Old), round(t.New)
-	t.Delta = round(t.New - t.Old)
-	t.OldBasis, t.NewBasis = oldB.String(), newB.String()
-	all := basisCount{measured: oldB.measured + newB.measured, estimated: oldB.estimated + newB.estimated}
-	t.DeltaBasis = all.String()
+	t := all.total()
+	for _, name := range slices.Sorted(maps.Keys(byProfile)) {
+		t.ByProfile = append(t.ByProfile, ProfileTotal{Profile: name, Total: byProfile[name].total()})
+	}
 	r.GPUHours = &t
+}
+
+// tally sums figures on each side.
+type tally struct {
+	old, new   float64
+	oldB, newB basisCount
+}
+
+func (t *tally) addOld(f *Figure) { t.old += f.GPUHours; t.oldB.add(f.Basis) }
+func (t *tally) addNew(f *Figure) { t.new += f.GPUHours; t.newB.add(f.Basis) }
+
+func (t *tally) total() Total {
+	old, new := round(t.old), round(t.new)
+	both := basisCount{measured: t.oldB.measured + t.newB.measured, estimated: t.oldB.estimated + t.newB.estimated}
+	return Total{Old: old, New: new, Delta: round(new - old), OldBasis: t.oldB.String(), NewBasis: t.newB.String(), DeltaBasis: both.String()}
 }
 
 func figure(p plan.Workload, hash string, runs map[string]Run, budget Budget) *Figure {

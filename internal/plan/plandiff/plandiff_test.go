@@ -144,6 +144,8 @@ func TestPriceMeasuredAndEstimated(t *testing.T) {
 	r := Compare("old", "new", js, js)
 	r.Price(runs, func(p plan.Workload) (int, string) { return p.TimeoutMinutes * 60, "timeout_in_minutes" })
 	want := Total{Old: 20, New: 20, Delta: 0, OldBasis: "1 measured, 1 estimated", NewBasis: "1 measured, 1 estimated", DeltaBasis: "2 measured, 2 estimated"}
+	share := want // both jobs run on sample's one profile
+	want.ByProfile = []ProfileTotal{{Profile: a.Profile.Name, Total: share}}
 	if d := cmp.Diff(want, *r.GPUHours); d != "" {
 		t.Errorf("GPUHours (-want +got):\n%s", d)
 	}
@@ -209,5 +211,31 @@ func TestMarkdownCodeSpans(t *testing.T) {
 		if strings.HasPrefix(l, "| env ") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 4 {
 			t.Errorf("a table row with a value's pipe breaks the table: %q", l)
 		}
+	}
+}
+
+// A job moved to another fleet with the same GPUs and budget leaves the
+// selection's total as it was; its profiles' shares say where the
+// GPU-hours went, and only those two moved.
+func TestPriceByProfile(t *testing.T) {
+	stay, move := sample("stay"), sample("move")
+	moved := move
+	moved.Profile.Name, moved.Profile.Queue = "H200_B", "h200-b"
+	moved.Model = "other" // a change of its own besides the move
+	r := Compare("old", "new", jobs(t, stay, move), jobs(t, stay, moved))
+	r.Price(nil, func(p plan.Workload) (int, string) { return p.TimeoutMinutes * 60, "timeout_in_minutes" })
+	if got := r.GPUHours; got.Old != 32 || got.New != 32 || got.Delta != 0 {
+		t.Fatalf("total %+v, want 32 → 32", got)
+	}
+	est := Estimated
+	want := []ProfileTotal{
+		{Profile: "H200", Total: Total{Old: 32, New: 16, Delta: -16, OldBasis: est, NewBasis: est, DeltaBasis: est}},
+		{Profile: "H200_B", Total: Total{Old: 0, New: 16, Delta: 16, OldBasis: "none", NewBasis: est, DeltaBasis: est}},
+	}
+	if d := cmp.Diff(want, r.GPUHours.Moved()); d != "" {
+		t.Errorf("Moved (-want +got):\n%s", d)
+	}
+	if len(r.GPUHours.ByProfile) != 2 {
+		t.Errorf("ByProfile has %d profiles, want the 2 either side runs jobs on", len(r.GPUHours.ByProfile))
 	}
 }

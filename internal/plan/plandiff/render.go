@@ -62,6 +62,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if t := r.GPUHours; t != nil {
 		fmt.Fprintf(&b, "\nGPU-hours of the selection: %s → %s: %s\n", totalText(t.Old, t.OldBasis), totalText(t.New, t.NewBasis), deltaText(t))
+		for _, p := range t.Moved() {
+			fmt.Fprintf(&b, "  profile %s: %s → %s: %s\n", p.Profile, totalText(p.Old, p.OldBasis), totalText(p.New, p.NewBasis), deltaText(&p.Total))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -103,6 +106,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if t := r.GPUHours; t != nil {
 		fmt.Fprintf(&b, "**GPU-hours of the selection:** %s → %s: **%s**\n\n", totalText(t.Old, t.OldBasis), totalText(t.New, t.NewBasis), deltaText(t))
+		if moved := t.Moved(); len(moved) > 0 {
+			b.WriteString("| Profile | GPU-hours before | after | change |\n|---|---|---|---|\n")
+			for _, p := range moved {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", code(p.Profile), totalText(p.Old, p.OldBasis), totalText(p.New, p.NewBasis), deltaText(&p.Total))
+			}
+			b.WriteString("\n")
+		}
 	}
 	for _, e := range r.Entries {
 		if len(e.Changes) == 0 && len(e.Artifacts) == 0 {
