@@ -420,8 +420,8 @@ var constraintCases = []constraintCase{
 	vllm_bench: sweep: {shapes: [{input_len: 8, output_len: 8}], concurrency: [4], prompts_per_concurrency: 2, repetitions: 101}
 `,
 		want: []string{
-			"workloads/w.cue:9:114: error: workloads.w.vllm_bench.configs[0].repetitions: invalid value 33333333333 (out of bound <=99)",
-			"workloads/w.cue:10:122: error: workloads.w.vllm_bench.sweep.repetitions: invalid value 101 (out of bound <=99)",
+			"workloads/w.cue:9:114: error: workloads.w.vllm_bench.configs[0].repetitions: must be at most 99, not 33333333333",
+			"workloads/w.cue:10:122: error: workloads.w.vllm_bench.sweep.repetitions: must be at most 99, not 101",
 		},
 	},
 	{
@@ -924,7 +924,7 @@ profiles: H200: {docker: {}}
 		bad: okBase + `	memory_headroom: 5
 `,
 		want: []string{
-			"workloads/w.cue:10:19: error: workloads.w.memory_headroom: invalid value 5 (out of bound <=4)",
+			"workloads/w.cue:10:19: error: workloads.w.memory_headroom: must be at most 4, not 5",
 		},
 	},
 	{

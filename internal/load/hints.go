@@ -80,7 +80,34 @@ func (s *sources) at(d diag.Diagnostic) string {
 // message; syntaxHints, which matches parse errors by file, runs on the
 // sorted findings after them.
 var hints = []func(d diag.Diagnostic, src *sources) string{
-	quoteHint, bytesHint, meantHint, slurmTimeHint, emptyListHint, nameHint,
+	quoteHint, bytesHint, meantHint, slurmTimeHint, emptyListHint, nameHint, boundHint,
+}
+
+// outOfBound is CUE's error for a value a bound of the schema refuses
+// (`int & >=1`): "invalid value 0 (out of bound >=1)".
+var outOfBound = regexp.MustCompile(`^invalid value (.+) \(out of bound (>=|<=|>|<|!=)(.+)\)$`)
+
+// boundHint says the bound in words: the limit, then the value written.
+func boundHint(d diag.Diagnostic, _ *sources) string {
+	m := outOfBound.FindStringSubmatch(d.Message)
+	if m == nil {
+		return d.Message
+	}
+	v, bound := m[1], m[3]
+	switch m[2] {
+	case ">=":
+		return fmt.Sprintf("must be at least %s, not %s", bound, v)
+	case ">":
+		return fmt.Sprintf("must be greater than %s, not %s", bound, v)
+	case "<=":
+		return fmt.Sprintf("must be at most %s, not %s", bound, v)
+	case "<":
+		return fmt.Sprintf("must be less than %s, not %s", bound, v)
+	}
+	if bound == `""` {
+		return "must not be empty: give a value, or leave the field out"
+	}
+	return fmt.Sprintf("must not be %s", bound)
 }
 
 // nameHint says the schema's pattern for a name (a config's, a task's) in

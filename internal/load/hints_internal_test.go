@@ -66,3 +66,21 @@ func TestUnquotedStrings(t *testing.T) {
 		t.Errorf("quoteHint (-want +got):\n%s", diff)
 	}
 }
+
+// A bound CUE refused a value by reads in words, whichever bound it is.
+func TestBoundHint(t *testing.T) {
+	for _, tc := range []struct{ msg, want string }{
+		{"invalid value 0 (out of bound >=1)", "must be at least 1, not 0"},
+		{"invalid value 0 (out of bound >0)", "must be greater than 0, not 0"},
+		{"invalid value 1.5 (out of bound <=1)", "must be at most 1, not 1.5"},
+		{"invalid value 1 (out of bound <1)", "must be less than 1, not 1"},
+		{`invalid value "" (out of bound !="")`, "must not be empty: give a value, or leave the field out"},
+		{`invalid value "x" (out of bound !="x")`, `must not be "x"`},
+		// A pattern is not a bound of order: left to the hints that know it.
+		{`invalid value "a b" (out of bound =~"^[a-z]+$")`, `invalid value "a b" (out of bound =~"^[a-z]+$")`},
+	} {
+		if got := boundHint(diag.Diagnostic{Message: tc.msg}, nil); got != tc.want {
+			t.Errorf("boundHint(%q) = %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
