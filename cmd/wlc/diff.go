@@ -48,7 +48,8 @@ change. It ends with the GPU-hours the selection uses before and after:
 per job, the GPUs it reserves times its duration, measured (the last run
 of the same job hash among the provenance.json files under --results) or
 estimated (its time budget: timeout_in_minutes, or a Slurm profile's
-time_limit when shorter), each figure labelled which.
+time_limit when shorter), each figure labelled which, and each profile
+whose share changes (a job moved to another fleet).
 
 REV is a git revision (default: the merge base of HEAD with the default
 branch: origin/HEAD, else main, else master), or a directory holding the
