@@ -181,6 +181,12 @@ func Records(dir string) ([]Record, error) {
 	}
 	var out []Record
 	for _, n := range names {
+		if strings.HasPrefix(filepath.Base(n), ".") {
+			// A record still being written (Write renames it into place),
+			// or one whose writer was killed before it could: Glob's *
+			// matches a leading dot, as a shell's does not.
+			continue
+		}
 		data, err := os.ReadFile(n)
 		if err != nil {
 			return nil, err
