@@ -810,8 +810,8 @@ var constraintCases = []constraintCase{
 profiles: H200: {docker: {}}
 `,
 		want: []string{
-			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: hardware",
-			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: queue",
+			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: hardware; add it (hardware is a key of the hardware catalog)",
+			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: queue; add it (queue is the Buildkite agents.queue; <PROFILE>_QUEUE overrides it at export time)",
 			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: runtime",
 		},
 	},
@@ -934,10 +934,10 @@ profiles: H200: {docker: {}}
 	lm_eval: tasks: [{name: "gsm8k"}]
 `,
 		want: []string{
-			"workloads/w.cue:3:12: error: workloads.w: required field missing: gpus_per_node",
-			"workloads/w.cue:3:12: error: workloads.w: required field missing: model",
-			"workloads/w.cue:3:12: error: workloads.w: required field missing: precision",
-			"workloads/w.cue:3:12: error: workloads.w: required field missing: profile",
+			"workloads/w.cue:3:12: error: workloads.w: required field missing: gpus_per_node; add it (gpus_per_node is how many GPUs the job reserves on each node)",
+			"workloads/w.cue:3:12: error: workloads.w: required field missing: model; add it (model is a Hugging Face model id or a path inside the container)",
+			"workloads/w.cue:3:12: error: workloads.w: required field missing: precision; add it (precision is the checkpoint's weight format; it must be one the hardware's architecture runs (see the hardware catalog))",
+			"workloads/w.cue:3:12: error: workloads.w: required field missing: profile; add it (profile is a key of `profiles`: which fleet runs the workload)",
 		},
 	},
 	{

@@ -190,6 +190,7 @@ func Load(ctx *cue.Context, dir, cwd string, opts ...Options) *Result {
 		for _, hint := range hints {
 			diags[i].Message = hint(diags[i], src)
 		}
+		diags[i].Message = l.requiredDoc(diags[i])
 	}
 	r.Diags = syntaxHints(diags.Sorted(), src)
 	return r
@@ -273,12 +274,28 @@ func (l *loader) structElem(def string) (string, bool) {
 // the integer 1000000, over its bound). It says yes when the type cannot
 // be found or reads other fields.
 func (l *loader) accepts(path, literal string) bool {
-	if l.schemaInst == nil {
+	typ, ok := l.schemaType(path, false)
+	if !ok {
 		return true
+	}
+	return typ.Unify(l.ctx.CompileString(literal)).Err() == nil
+}
+
+// schemaType is the schema's declaration of the field at path
+// (workloads.<name>.… or profiles.<name>.…, a list index read as the
+// list's element), where the definitions declare it outright: through
+// regular fields only, or also through optional (vllm_bench?) and
+// required (gpus_per_node!) ones when constraints is set. A block an
+// engine or a runtime types (sglang?, slurm?) is, in the bare
+// definition, the refusal of its other engines or runtimes: a type read
+// through it says nothing of what the block takes.
+func (l *loader) schemaType(path string, constraints bool) (cue.Value, bool) {
+	if l.schemaInst == nil {
+		return cue.Value{}, false
 	}
 	p := cue.ParsePath(path)
 	if p.Err() != nil || len(p.Selectors()) < 3 {
-		return true
+		return cue.Value{}, false
 	}
 	sels := p.Selectors()
 	var def cue.Value
@@ -288,20 +305,51 @@ func (l *loader) accepts(path, literal string) bool {
 	case "profiles":
 		def = l.defs().profile
 	default:
-		return true
+		return cue.Value{}, false
 	}
-	rest := make([]cue.Selector, 0, len(sels)-2)
+	typ := def
 	for _, s := range sels[2:] {
 		if s.Type() == cue.IndexLabel {
-			s = cue.AnyIndex // a list's element type
+			typ = typ.LookupPath(cue.MakePath(cue.AnyIndex)) // a list's element type
+			continue
 		}
-		rest = append(rest, s)
+		// The schema declares most fields optional (vllm_bench?) or
+		// required (gpus_per_node!), which a plain selector does not find.
+		next := typ.LookupPath(cue.MakePath(s))
+		for _, c := range []cue.Selector{s.Optional(), s.Required()} {
+			if next.Exists() || !constraints {
+				break
+			}
+			next = typ.LookupPath(cue.MakePath(c))
+		}
+		typ = next
 	}
-	typ := def.LookupPath(cue.MakePath(rest...))
-	if !typ.Exists() {
-		return true
+	return typ, typ.Exists()
+}
+
+// requiredDoc adds to "required field missing: F" what F is, in the
+// words of the schema's comment on it ("count is how many reserved GPUs
+// the server leaves idle: ..."), so the fix needs no look into the schema.
+func (l *loader) requiredDoc(d diag.Diagnostic) string {
+	field, ok := strings.CutPrefix(d.Message, "required field missing: ")
+	if !ok || d.Severity != diag.Error || strings.ContainsAny(field, " ;") {
+		return d.Message
 	}
-	return typ.Unify(l.ctx.CompileString(literal)).Err() == nil
+	typ, ok := l.schemaType(d.Path+"."+field, true)
+	if !ok {
+		return d.Message
+	}
+	for _, cg := range typ.Doc() {
+		text := strings.Join(strings.Fields(cg.Text()), " ")
+		if !strings.HasPrefix(text, field+" is ") && !strings.HasPrefix(text, field+" are ") {
+			continue
+		}
+		if i := strings.Index(text, ". "); i >= 0 {
+			text = text[:i]
+		}
+		return fmt.Sprintf("%s; add it (%s)", d.Message, strings.TrimSuffix(text, "."))
+	}
+	return d.Message
 }
 
 func (l *loader) errorf(format string, args ...any) {
