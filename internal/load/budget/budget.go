@@ -150,10 +150,43 @@ func Run(l Limits, p *Progress, f func()) error {
 			}
 			metrics.Read(sample)
 			if used := sample[0].Value.Uint64(); used > l.Memory {
+				p.settle(done)
 				return &Exceeded{Memory: true, Limits: l, At: p.get(), Used: used}
 			}
 		}
 	}
+}
+
+// laneGrace is how long a spent memory budget waits for the other lanes
+// to finish theirs. A lane is named by when it last reported, and a
+// shard reports only as it starts: a healthy shard that started before
+// the one whose value grows, and is still running on a busy machine,
+// would be named in its place. The growing one never finishes; the
+// others do within milliseconds (the heap grows on meanwhile: a doubled
+// string reaches about four times the budget in this time).
+const laneGrace = 100 * time.Millisecond
+
+// settle waits until at most one lane is open, the computation is done,
+// or laneGrace has passed.
+func (p *Progress) settle(done <-chan struct{}) {
+	if p == nil {
+		return
+	}
+	deadline := time.Now().Add(laneGrace)
+	for p.open() > 1 && time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// open is how many lanes are open.
+func (p *Progress) open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.lanes)
 }
 
 func size(b uint64) string {

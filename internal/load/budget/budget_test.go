@@ -68,3 +68,29 @@ func TestLanes(t *testing.T) {
 	var none *Progress
 	none.Lane().Set("x", "y") // a nil progress ignores its lanes
 }
+
+// TestLaneGrace: when the memory budget is spent while a lane that
+// started earlier is still running (a healthy shard on a busy machine),
+// that lane is given time to finish, and the error names the lane that
+// is still open: the one whose value grows.
+func TestLaneGrace(t *testing.T) {
+	var p Progress
+	healthy, growing := p.Lane(), p.Lane()
+	healthy.Set("ok.cue", "the workloads of ok.cue")
+	time.Sleep(2 * time.Millisecond)
+	growing.Set("bomb.cue", "the workloads of bomb.cue")
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		healthy.Done()
+	}()
+	block := make(chan struct{})
+	defer close(block)
+	err := Run(Limits{Memory: 1}, &p, func() { <-block }) // any heap spends it
+	var ex *Exceeded
+	if !errors.As(err, &ex) || !ex.Memory {
+		t.Fatalf("want the memory budget spent, got %v", err)
+	}
+	if ex.At.File != "bomb.cue" {
+		t.Errorf("named %+v, want the lane still open (bomb.cue), not the one that finished", ex.At)
+	}
+}
