@@ -796,9 +796,9 @@ var constraintCases = []constraintCase{
 	vllm_bench: configs: [{name: "c", max_concurrency: 4, num_prompts: 8}]
 `,
 		want: []string{
-			"workloads/w.cue:9:19: error: workloads.w.lm_eval.tasks[0]: required field missing: name",
-			"workloads/w.cue:10:24: error: workloads.w.vllm_bench.configs[0]: required field missing: input_len",
-			"workloads/w.cue:10:24: error: workloads.w.vllm_bench.configs[0]: required field missing: output_len",
+			`workloads/w.cue:9:19: error: workloads.w.lm_eval.tasks[0]: required field missing: name; add it (name is the lm_eval task, e.g. "gsm8k")`,
+			"workloads/w.cue:10:24: error: workloads.w.vllm_bench.configs[0]: required field missing: input_len; add it (input_len is the prompt length in tokens)",
+			"workloads/w.cue:10:24: error: workloads.w.vllm_bench.configs[0]: required field missing: output_len; add it (output_len is how many tokens each request generates)",
 		},
 	},
 	{
@@ -812,7 +812,7 @@ profiles: H200: {docker: {}}
 		want: []string{
 			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: hardware; add it (hardware is a key of the hardware catalog)",
 			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: queue; add it (queue is the Buildkite agents.queue; <PROFILE>_QUEUE overrides it at export time)",
-			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: runtime",
+			"workloads/profiles.cue:3:11: error: profiles.H200: required field missing: runtime; add it (runtime is how the server starts on the machine a job lands on: docker, k8s or slurm (see #Runtime))",
 		},
 	},
 	{

@@ -84,3 +84,16 @@ func TestBoundHint(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstSentence(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"count is how many. More here.", "count is how many"},
+		{`name is the task, e.g. "gsm8k". More.`, `name is the task, e.g. "gsm8k"`},
+		{"one sentence only.", "one sentence only."},
+		{"i.e. this. and that", "i.e. this"},
+	} {
+		if got := firstSentence(tc.in); got != tc.want {
+			t.Errorf("firstSentence(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -281,6 +281,22 @@ func (l *loader) accepts(path, literal string) bool {
 	return typ.Unify(l.ctx.CompileString(literal)).Err() == nil
 }
 
+// firstSentence is text up to its first full stop ("e.g." and "i.e."
+// are none).
+func firstSentence(text string) string {
+	for i := 0; ; {
+		j := strings.Index(text[i:], ". ")
+		if j < 0 {
+			return text
+		}
+		end := i + j
+		if !strings.HasSuffix(text[:end], "e.g") && !strings.HasSuffix(text[:end], "i.e") {
+			return text[:end]
+		}
+		i = end + 2
+	}
+}
+
 // schemaType is the schema's declaration of the field at path
 // (workloads.<name>.… or profiles.<name>.…, a list index read as the
 // list's element), where the definitions declare it outright: through
@@ -328,8 +344,9 @@ func (l *loader) schemaType(path string, constraints bool) (cue.Value, bool) {
 }
 
 // requiredDoc adds to "required field missing: F" what F is, in the
-// words of the schema's comment on it ("count is how many reserved GPUs
-// the server leaves idle: ..."), so the fix needs no look into the schema.
+// first sentence of the schema's comment on it ("count is how many
+// reserved GPUs the server leaves idle: ..."), so the fix needs no look
+// into the schema.
 func (l *loader) requiredDoc(d diag.Diagnostic) string {
 	field, ok := strings.CutPrefix(d.Message, "required field missing: ")
 	if !ok || d.Severity != diag.Error || strings.ContainsAny(field, " ;") {
@@ -341,12 +358,12 @@ func (l *loader) requiredDoc(d diag.Diagnostic) string {
 	}
 	for _, cg := range typ.Doc() {
 		text := strings.Join(strings.Fields(cg.Text()), " ")
-		if !strings.HasPrefix(text, field+" is ") && !strings.HasPrefix(text, field+" are ") {
+		// The schema's comments on a field start with its name and say
+		// what it is ("count is how many ...", "reason says why ...").
+		if !strings.HasPrefix(text, field+" ") {
 			continue
 		}
-		if i := strings.Index(text, ". "); i >= 0 {
-			text = text[:i]
-		}
+		text = firstSentence(text)
 		return fmt.Sprintf("%s; add it (%s)", d.Message, strings.TrimSuffix(text, "."))
 	}
 	return d.Message
