@@ -299,12 +299,11 @@ func firstSentence(text string) string {
 
 // schemaType is the schema's declaration of the field at path
 // (workloads.<name>.… or profiles.<name>.…, a list index read as the
-// list's element), where the definitions declare it outright: through
-// regular fields only, or also through optional (vllm_bench?) and
-// required (gpus_per_node!) ones when constraints is set. A block an
-// engine or a runtime types (sglang?, slurm?) is, in the bare
-// definition, the refusal of its other engines or runtimes: a type read
-// through it says nothing of what the block takes.
+// list's element), where the definitions declare it: through regular
+// fields only, or, when constraints is set, also through optional
+// (vllm_bench?) and required (gpus_per_node!) ones and into the block an
+// engine or a runtime types (sglang?, slurm?), read in its owner's
+// definition.
 func (l *loader) schemaType(path string, constraints bool) (cue.Value, bool) {
 	if l.schemaInst == nil {
 		return cue.Value{}, false
@@ -323,14 +322,33 @@ func (l *loader) schemaType(path string, constraints bool) (cue.Value, bool) {
 	default:
 		return cue.Value{}, false
 	}
-	typ := def
-	for _, s := range sels[2:] {
+	typ := walkSchema(def, sels[2:], constraints)
+	if !typ.Exists() && constraints && len(sels) > 3 {
+		// A block an engine or a runtime types is, in the bare
+		// definition, the refusal of the others: read it in its own
+		// engine's or runtime's definition (#OnEngine[e].sglang).
+		holder := map[string]string{"workloads": "#OnEngine", "profiles": "#OnRuntime"}[sels[0].String()]
+		owners, err := l.defs().schema.LookupPath(cue.ParsePath(holder)).Fields()
+		for err == nil && owners.Next() {
+			block := owners.Value().LookupPath(cue.MakePath(sels[2]))
+			if t := walkSchema(block, sels[3:], true); t.Exists() {
+				return t, true
+			}
+		}
+	}
+	return typ, typ.Exists()
+}
+
+// walkSchema follows sels from typ: a list index as the list's element
+// type; with constraints, a field the schema declares optional
+// (vllm_bench?) or required (gpus_per_node!) too, which a plain selector
+// does not find.
+func walkSchema(typ cue.Value, sels []cue.Selector, constraints bool) cue.Value {
+	for _, s := range sels {
 		if s.Type() == cue.IndexLabel {
-			typ = typ.LookupPath(cue.MakePath(cue.AnyIndex)) // a list's element type
+			typ = typ.LookupPath(cue.MakePath(cue.AnyIndex))
 			continue
 		}
-		// The schema declares most fields optional (vllm_bench?) or
-		// required (gpus_per_node!), which a plain selector does not find.
 		next := typ.LookupPath(cue.MakePath(s))
 		for _, c := range []cue.Selector{s.Optional(), s.Required()} {
 			if next.Exists() || !constraints {
@@ -340,7 +358,7 @@ func (l *loader) schemaType(path string, constraints bool) (cue.Value, bool) {
 		}
 		typ = next
 	}
-	return typ, typ.Exists()
+	return typ
 }
 
 // requiredDoc adds to "required field missing: F" what F is, in the
