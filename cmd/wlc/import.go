@@ -11,15 +11,12 @@ import (
 	"strconv"
 	"strings"
 
-	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/cuecontext"
 	"github.com/spf13/cobra"
 
 	"github.com/wlcdev/wlc/backends"
 	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 	"github.com/wlcdev/wlc/internal/importer"
-	"github.com/wlcdev/wlc/schema"
 )
 
 func newImportCmd(e *env) *cobra.Command {
@@ -78,11 +75,6 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			byKey := map[string]string{}
 			imported, warned, refused := 0, 0, 0
 			// perf-eval's lib/gpu_profiles.yaml, when given: its fleets.
-			// Both it and the stubs name hardware by the catalog's ids.
-			ids, err := e.hardwareIDs()
-			if err != nil {
-				return err
-			}
 			var fleets *importer.ProfilesResult
 			var fleetsFrom string
 			var fleetsData []byte
@@ -126,7 +118,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 				maxNodes[r.Profile] = max(maxNodes[r.Profile], r.Nodes)
 			}
 			if fleetsData != nil {
-				r := importer.PerfEvalProfiles(fleetsFrom, fleetsData, ids, maxNodes)
+				r := importer.PerfEvalProfiles(fleetsFrom, fleetsData, maxNodes)
 				all = append(all, r.Findings...)
 				if r.Source == nil {
 					refused++
@@ -145,7 +137,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 			if fleets != nil {
 				src := fleets.Source
 				if len(missing) > 0 && len(arts) > 0 {
-					src = append(slices.Clip(src), "\n"+profileStubs(missing, ids)...)
+					src = append(slices.Clip(src), "\n"+profileStubs(missing)...)
 					all.Warnf(fleetsFrom, 0, 0, "", "defines no %s, which imported workloads name: profiles.cue holds a stub of each to complete (or import the branch's %s that defines them)", strings.Join(missing, ", "), importer.ProfilesFile)
 				}
 				arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: src})
@@ -159,7 +151,7 @@ or if a file exists and --force is not given). Then run wlc vet DIR.`,
 					arts = append(arts, backends.Artifact{Path: "wlc.cue", Data: []byte(initWlcCue)})
 					started = append(started, "wlc.cue")
 					if fleets == nil {
-						arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: []byte("package workloads\n\n" + profileStubs(missing, ids))})
+						arts = append(arts, backends.Artifact{Path: "profiles.cue", Data: []byte("package workloads\n\n" + profileStubs(missing))})
 						started = append(started, "profiles.cue")
 					}
 					if _, ok := moduleRoot(outDir); !ok {
@@ -285,7 +277,7 @@ func (e *env) yamlFiles(args []string) ([]inputFile, error) {
 // no imported lib/gpu_profiles.yaml defines, to be completed by hand:
 // perf-eval's gpu names are wlc's hardware ids for most fleets, and its
 // default runtime was docker on the agent's host.
-func profileStubs(names, hardware []string) string {
+func profileStubs(names []string) string {
 	sort.Strings(names)
 	var b strings.Builder
 	b.WriteString("// The fleets the imported workloads name. TODO(import): complete each from\n")
@@ -293,7 +285,7 @@ func profileStubs(names, hardware []string) string {
 	b.WriteString("// native + k8s_plugin is runtime \"k8s\"), or import that file with them;\n")
 	b.WriteString("// vet names a hardware id the catalog does not know.\n")
 	for _, n := range names {
-		hw, _ := importer.ProfileHardware(n, hardware)
+		hw, _ := importer.ProfileHardware(n)
 		if hw == "" {
 			hw = n // vet says which ids the catalog has
 		}
@@ -307,27 +299,6 @@ func profileStubs(names, hardware []string) string {
 func isProfilesFile(path string) bool {
 	base := filepath.Base(path)
 	return base == importer.ProfilesFile || base == strings.TrimSuffix(importer.ProfilesFile, ".yaml")+".yml"
-}
-
-// hardwareIDs are the hardware catalog's ids, in its order, from the
-// schema built into wlc.
-func (e *env) hardwareIDs() ([]string, error) {
-	inst, err := schema.Instance()
-	if err != nil {
-		return nil, err
-	}
-	if e.ctx == nil {
-		e.ctx = cuecontext.New()
-	}
-	it, err := e.ctx.BuildInstance(inst).LookupPath(cue.ParsePath("hardware")).Fields()
-	if err != nil {
-		return nil, fmt.Errorf("the built-in schema's hardware catalog: %w", err)
-	}
-	var ids []string
-	for it.Next() {
-		ids = append(ids, it.Selector().Unquoted())
-	}
-	return ids, nil
 }
 
 var cueIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

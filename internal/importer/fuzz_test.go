@@ -23,12 +23,8 @@ import (
 // same answer twice. Seeds: the perf-eval corpus when ../shared is there,
 // the shapes below and testdata/fuzz/FuzzPerfEval.
 func FuzzPerfEval(f *testing.F) {
-	shared := os.Getenv("WLC_SHARED")
-	if shared == "" {
-		shared = filepath.Join(testenv.RepoRoot(f), "..", "shared")
-	}
 	// Absent, the seeds below and the committed corpus still run.
-	files, _ := filepath.Glob(filepath.Join(shared, "corpus", "perf-eval", "workloads", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(perfEvalCorpus(f), "workloads", "*.yaml"))
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
@@ -73,20 +69,15 @@ func yamlLines(data []byte) int {
 // declaration is the profiles struct, holding exactly the profiles it
 // names (no value from the YAML escaped its place).
 func FuzzPerfEvalProfiles(f *testing.F) {
-	shared := os.Getenv("WLC_SHARED")
-	if shared == "" {
-		shared = filepath.Join(testenv.RepoRoot(f), "..", "shared")
-	}
 	for _, p := range []string{"lib/gpu_profiles.yaml", "variants/pr30-gb300-slurm/lib/gpu_profiles.yaml", "variants/pr37-intel-xpu/lib/gpu_profiles.yaml", "variants/pr61-b300-docker/lib/gpu_profiles.yaml"} {
-		if data, err := os.ReadFile(filepath.Join(shared, "corpus", "perf-eval", p)); err == nil {
+		if data, err := os.ReadFile(filepath.Join(perfEvalCorpus(f), p)); err == nil {
 			f.Add(data)
 		}
 	}
 	f.Add([]byte("S:\n  queue: q\n  server_runtime: slurm\n  env:\n    \"PERF_EVAL_SLURM_X\\n}\\nevil: 1\": \"a\\nb\"\n    PERF_EVAL_SLURM_CONTAINER_RUNTIME: pyxis\n    PERF_EVAL_SLURM_CONTAINER_MOUNTS: \"/a:/b,x,/c:/d:ro\"\n"))
 	f.Add([]byte("K:\n  queue: \"q\\\"}\"\n  server_runtime: native\n  k8s_plugin: amd\n  hf_cache_volume: {persistentVolumeClaim: {claimName: c}}\n"))
-	ids := []string{"H200", "GB300"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := within(t, "PerfEvalProfiles", data, func() ProfilesResult { return PerfEvalProfiles("p.yaml", data, ids, map[string]int{"S": 3}) })
+		r := within(t, "PerfEvalProfiles", data, func() ProfilesResult { return PerfEvalProfiles("p.yaml", data, map[string]int{"S": 3}) })
 		checkFindings(t, r.Findings, "p.yaml", data)
 		if r.Findings.HasErrors() != (r.Source == nil) {
 			t.Fatalf("errors %v but source %q", r.Findings.HasErrors(), r.Source)
@@ -120,6 +111,17 @@ func FuzzPerfEvalProfiles(f *testing.F) {
 			t.Errorf("declares %v with profiles %v, want profiles only with %v:\n%s", decls, names, r.Names, r.Source)
 		}
 	})
+}
+
+// perfEvalCorpus is perf-eval's folder of the reference corpus, where
+// ../shared (or WLC_SHARED) holds it: fuzz seeds, not a requirement (the
+// seeds written here and the committed corpus run without it).
+func perfEvalCorpus(f *testing.F) string {
+	shared := os.Getenv("WLC_SHARED")
+	if shared == "" {
+		shared = filepath.Join(testenv.RepoRoot(f), "..", "shared")
+	}
+	return filepath.Join(shared, "corpus", "perf-eval")
 }
 
 // within is f's result, failing t if f has not returned after 10 s.

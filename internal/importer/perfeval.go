@@ -180,29 +180,42 @@ var unsupportedVLLM = map[string]string{
 	"build": "image builds (vllm.build, #66) have no wlc equivalent; build the image in CI and set image",
 }
 
-func (c *conv) run(data []byte) {
+// parse reads data as a perf-eval YAML file, bounded in size and in its
+// aliases (every walk here follows them): the document and its root
+// node, nil for an empty file; false, the reason said, when it cannot be
+// read.
+func (c *conv) parse(data []byte) (doc, root *yaml.Node, ok bool) {
 	if err := bounded.YAMLFile.Check(data); err != nil {
 		c.errorf(nil, "", "%v", err)
-		return
+		return nil, nil, false
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	doc = &yaml.Node{}
+	if err := yaml.Unmarshal(data, doc); err != nil {
 		line, col, msg := yamlErrorAt(err, data)
 		c.diags.Errorf(c.file, line, col, "", "not YAML: %s", msg)
-		return
+		return nil, nil, false
 	}
 	c.lines = strings.Count(strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n").Replace(string(data)), "\n") + 1
-	// Every walk below follows aliases: bound them first.
 	var ae *bounded.AliasError
-	if err := bounded.CheckAliases(&doc); errors.As(err, &ae) {
+	if err := bounded.CheckAliases(doc); errors.As(err, &ae) {
 		c.errorf(ae.At, "", "%v", err)
-		return
+		return nil, nil, false
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return doc, nil, true
+	}
+	return doc, resolve(doc.Content[0]), true
+}
+
+func (c *conv) run(data []byte) {
+	doc, root, ok := c.parse(data)
+	if !ok {
+		return
+	}
+	if root == nil {
 		c.errorf(nil, "", "empty file")
 		return
 	}
-	root := resolve(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		c.errorf(root, "", "a perf-eval workload is a mapping of keys, not a %s", kindName(root))
 		return
@@ -347,11 +360,18 @@ func (w *workload) setShape(nodes, gpn int) {
 	w.shapeAt = -1
 }
 
+// add appends line, after the comments cs.
 func (w *workload) add(cs []string, line string) {
+	w.lines = append(append(w.lines, commentLines(cs)...), line)
+}
+
+// commentLines are the comments cs as CUE comment lines.
+func commentLines(cs []string) []string {
+	var out []string
 	for _, c := range cs {
-		w.lines = append(w.lines, "// "+c)
+		out = append(out, "// "+c)
 	}
-	w.lines = append(w.lines, line)
+	return out
 }
 
 // nodeComments are the comments around a key/value pair, for the emitted

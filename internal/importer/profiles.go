@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"cuelang.org/go/cue/parser"
 	"gopkg.in/yaml.v3"
 
-	"github.com/wlcdev/wlc/internal/bounded"
 	"github.com/wlcdev/wlc/internal/diag"
 )
 
@@ -35,36 +33,23 @@ const ProfilesFile = "gpu_profiles.yaml"
 // field becomes the typed field that does the same (server_runtime
 // native + k8s_plugin is runtime k8s; + docker_plugin, docker; the Slurm
 // launcher's PERF_EVAL_SLURM_* variables in env become the slurm block).
-// hardware lists the catalog's ids: a profile named after one runs on it.
-// nodes is, by profile, the most nodes a workload imported with it takes:
+// A profile named after a hardware id of the catalog runs on it. nodes is, by profile, the most nodes a workload imported with it takes:
 // a Slurm fleet's max_nodes (perf-eval had no such limit).
-func PerfEvalProfiles(file string, data []byte, hardware []string, nodes map[string]int) ProfilesResult {
+func PerfEvalProfiles(file string, data []byte, nodes map[string]int) ProfilesResult {
 	c := &conv{file: file}
 	res := ProfilesResult{}
-	if err := bounded.YAMLFile.Check(data); err != nil {
-		c.errorf(nil, "", "%v", err)
-		return ProfilesResult{Findings: c.diags}
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line, col, msg := yamlErrorAt(err, data)
-		c.diags.Errorf(file, line, col, "", "not YAML: %s", msg)
-		return ProfilesResult{Findings: c.diags}
-	}
-	var ae *bounded.AliasError
-	if err := bounded.CheckAliases(&doc); errors.As(err, &ae) {
-		c.errorf(ae.At, "", "%v", err)
-		return ProfilesResult{Findings: c.diags}
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 || resolve(doc.Content[0]).Kind != yaml.MappingNode {
+	_, root, ok := c.parse(data)
+	if ok && (root == nil || root.Kind != yaml.MappingNode) {
 		c.errorf(nil, "", "perf-eval's %s is a mapping of profile names to profiles", ProfilesFile)
+	}
+	if c.diags.HasErrors() {
 		return ProfilesResult{Findings: c.diags}
 	}
 	var b strings.Builder
 	b.WriteString("package workloads\n\n")
 	fmt.Fprintf(&b, "// Converted by wlc import perf-eval from %s.\n", file)
 	b.WriteString("profiles: {\n")
-	fs, _ := c.fields(resolve(doc.Content[0]), "")
+	fs, _ := c.fields(root, "")
 	for _, f := range fs {
 		name := f.key.Value
 		if !keyRE.MatchString(name) {
@@ -76,7 +61,7 @@ func PerfEvalProfiles(file string, data []byte, hardware []string, nodes map[str
 			continue
 		}
 		p := &workload{}
-		c.profile1(p, name, f.key, f.val, hardware, nodes[name])
+		c.profile1(p, name, f.key, f.val, nodes[name])
 		for _, cm := range comments(f.key.HeadComment) {
 			b.WriteString("// " + cm + "\n")
 		}
@@ -107,7 +92,7 @@ func PerfEvalProfiles(file string, data []byte, hardware []string, nodes map[str
 
 // profile1 converts one profile's fields into p's lines.
 // at is the profile's key, where what concerns the whole profile is said.
-func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []string, nodes int) {
+func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, nodes int) {
 	fs, by := c.fields(m, name)
 	str := func(key string) (string, *field) {
 		f, ok := by[key]
@@ -128,7 +113,7 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 		}
 	}
 
-	hw, inferred := ProfileHardware(name, hardware)
+	hw, inferred := ProfileHardware(name)
 	switch {
 	case hw != "" && !inferred:
 		p.add(nil, "hardware: "+quote(hw))
@@ -136,8 +121,9 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 		c.warnf(at, name, "hardware %s inferred from the profile name %s; check it", hw, name)
 		p.add([]string{"TODO(import): inferred from the profile's name; perf-eval's profiles had no hardware field."}, "hardware: "+quote(hw))
 	default:
-		c.warnf(at, name, "profile %s names no hardware of the catalog: set hardware to one of %s", name, strings.Join(hardware, ", "))
-		p.add([]string{"TODO(import): perf-eval's profiles had no hardware field; set one of " + strings.Join(hardware, ", ") + "."}, "hardware: "+quote(name))
+		ids := strings.Join(catalog().ids, ", ")
+		c.warnf(at, name, "profile %s names no hardware of the catalog: set hardware to one of %s", name, ids)
+		p.add([]string{"TODO(import): perf-eval's profiles had no hardware field; set one of " + ids + "."}, "hardware: "+quote(name))
 	}
 
 	rt, rtAt := str("server_runtime")
@@ -255,14 +241,6 @@ func (c *conv) profile1(p *workload, name string, at, m *yaml.Node, hardware []s
 	}
 }
 
-func commentLines(cs []string) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, "// "+c)
-	}
-	return out
-}
-
 // slurmBlock is the slurm block of perf-eval's Slurm launcher settings
 // (lib/slurm_launch_vllm.sh reads them from env).
 func (c *conv) slurmBlock(name string, env map[string]field, nodes int) []string {
@@ -359,10 +337,11 @@ func (c *conv) slurmBlock(name string, env map[string]field, nodes int) []string
 	return lines
 }
 
-// ProfileHardware is the catalog id (of ids) a perf-eval profile runs
+// ProfileHardware is the hardware catalog's id a perf-eval profile runs
 // on: its name, or, inferred, the id its name starts with (GB300_SLURM);
 // "" when neither.
-func ProfileHardware(name string, ids []string) (id string, inferred bool) {
+func ProfileHardware(name string) (id string, inferred bool) {
+	ids := catalog().ids
 	if slices.Contains(ids, name) {
 		return name, false
 	}
