@@ -105,27 +105,11 @@ func (s *sources) declares(d diag.Diagnostic, helper, label string) bool {
 		if f == nil {
 			continue
 		}
-		for _, decl := range f.Decls {
-			fd, ok := decl.(*ast.Field)
-			if !ok {
-				continue
-			}
-			if l, _, err := ast.LabelName(fd.Label); err != nil || l != helper {
-				continue
-			}
-			for _, op := range andOperands(fd.Value) {
-				st, ok := op.(*ast.StructLit)
-				if !ok {
-					continue
-				}
-				for _, e := range st.Elts {
-					if fl, ok := e.(*ast.Field); ok {
-						if l, _, err := ast.LabelName(fl.Label); err == nil && l == label {
-							return true
-						}
-					}
-				}
-			}
+		declared := !eachField(f.Decls, func(name string, fd *ast.Field) bool {
+			return name != helper || eachFieldIn(fd.Value, func(l string, _ *ast.Field) bool { return l != label })
+		})
+		if declared {
+			return true
 		}
 	}
 	return false
