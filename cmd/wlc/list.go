@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -51,10 +50,7 @@ func newListCmd(e *env) *cobra.Command {
 				rows[i] = newListRow(w, r.Profiles[w.Profile], hashes[i])
 			}
 			if format == "json" {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(rows)
+				return writeJSON(e.stdout, rows)
 			}
 			return writeListText(e.stdout, rows)
 		},
@@ -87,17 +83,19 @@ type listRow struct {
 	// Disagg are the prefill and decode instances' shapes of a
 	// disaggregated workload (the shape above is then the options every
 	// instance shares: parallel sizes 1).
-	Disagg *struct {
-		Prefill listShape `json:"prefill"`
-		Decode  listShape `json:"decode"`
-	} `json:"disagg,omitempty"`
-	Precision string `json:"precision"`
-	Nightly   bool   `json:"nightly"`
-	JobHash   string `json:"job_hash"`
+	Disagg    *listDisagg `json:"disagg,omitempty"`
+	Precision string      `json:"precision"`
+	Nightly   bool        `json:"nightly"`
+	JobHash   string      `json:"job_hash"`
 	// File and Line are where the workload is defined (File relative to
 	// the module root).
 	File string `json:"file"`
 	Line int    `json:"line"`
+}
+
+type listDisagg struct {
+	Prefill listShape `json:"prefill"`
+	Decode  listShape `json:"decode"`
 }
 
 type listShape struct {
@@ -119,10 +117,7 @@ func newListRow(w load.Workload, p schema.Profile, hash string) listRow {
 		File: w.File, Line: w.Line,
 	}
 	if d := w.Disagg; d != nil {
-		row.Disagg = &struct {
-			Prefill listShape `json:"prefill"`
-			Decode  listShape `json:"decode"`
-		}{shapeOf(d.Prefill.Serve), shapeOf(d.Decode.Serve)}
+		row.Disagg = &listDisagg{shapeOf(d.Prefill.Serve), shapeOf(d.Decode.Serve)}
 	}
 	return row
 }
