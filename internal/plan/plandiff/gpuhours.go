@@ -249,9 +249,9 @@ func (t *tally) addOld(f *Figure) { t.old += f.GPUHours; t.oldB.add(f.Basis) }
 func (t *tally) addNew(f *Figure) { t.new += f.GPUHours; t.newB.add(f.Basis) }
 
 func (t *tally) total() Total {
-	old, new := round(t.old), round(t.new)
+	before, after := round(t.old), round(t.new)
 	both := basisCount{measured: t.oldB.measured + t.newB.measured, estimated: t.oldB.estimated + t.newB.estimated}
-	return Total{Old: old, New: new, Delta: round(new - old), OldBasis: t.oldB.String(), NewBasis: t.newB.String(), DeltaBasis: both.String()}
+	return Total{Old: before, New: after, Delta: round(after - before), OldBasis: t.oldB.String(), NewBasis: t.newB.String(), DeltaBasis: both.String()}
 }
 
 func figure(p plan.Workload, hash string, runs map[string]Run, budget Budget) *Figure {

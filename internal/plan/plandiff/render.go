@@ -61,9 +61,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	if t := r.GPUHours; t != nil {
-		fmt.Fprintf(&b, "\nGPU-hours of the selection: %s → %s: %s\n", totalText(t.Old, t.OldBasis), totalText(t.New, t.NewBasis), deltaText(t))
+		before, after, delta := t.texts()
+		fmt.Fprintf(&b, "\nGPU-hours of the selection: %s → %s: %s\n", before, after, delta)
 		for _, p := range t.Moved() {
-			fmt.Fprintf(&b, "  profile %s: %s → %s: %s\n", p.Profile, totalText(p.Old, p.OldBasis), totalText(p.New, p.NewBasis), deltaText(&p.Total))
+			before, after, delta := p.texts()
+			fmt.Fprintf(&b, "  profile %s: %s → %s: %s\n", p.Profile, before, after, delta)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -105,11 +107,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	if t := r.GPUHours; t != nil {
-		fmt.Fprintf(&b, "**GPU-hours of the selection:** %s → %s: **%s**\n\n", totalText(t.Old, t.OldBasis), totalText(t.New, t.NewBasis), deltaText(t))
+		before, after, delta := t.texts()
+		fmt.Fprintf(&b, "**GPU-hours of the selection:** %s → %s: **%s**\n\n", before, after, delta)
 		if moved := t.Moved(); len(moved) > 0 {
 			b.WriteString("| Profile | GPU-hours before | after | change |\n|---|---|---|---|\n")
 			for _, p := range moved {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", code(p.Profile), totalText(p.Old, p.OldBasis), totalText(p.New, p.NewBasis), deltaText(&p.Total))
+				before, after, delta := p.texts()
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", code(p.Profile), before, after, delta)
 			}
 			b.WriteString("\n")
 		}
@@ -206,10 +210,11 @@ func costText(c *Cost) string {
 	return f(c.Old) + " → " + f(c.New)
 }
 
-func totalText(x float64, basis string) string { return fmt.Sprintf("%.2f (%s)", x, basis) }
-
-func deltaText(t *Total) string {
-	return fmt.Sprintf("%+.2f GPU-hours (%s)", t.Delta, t.DeltaBasis)
+// texts are t's two sides and its difference as the reports write them,
+// each with its basis: "16.00 (estimated)", "+4.00 GPU-hours (estimated)".
+func (t *Total) texts() (before, after, delta string) {
+	return fmt.Sprintf("%.2f (%s)", t.Old, t.OldBasis), fmt.Sprintf("%.2f (%s)", t.New, t.NewBasis),
+		fmt.Sprintf("%+.2f GPU-hours (%s)", t.Delta, t.DeltaBasis)
 }
 
 // code is s as a Markdown code span that survives a table cell: a fence
