@@ -33,8 +33,9 @@ const ProfilesFile = "gpu_profiles.yaml"
 // field becomes the typed field that does the same (server_runtime
 // native + k8s_plugin is runtime k8s; + docker_plugin, docker; the Slurm
 // launcher's PERF_EVAL_SLURM_* variables in env become the slurm block).
-// A profile named after a hardware id of the catalog runs on it. nodes is, by profile, the most nodes a workload imported with it takes:
-// a Slurm fleet's max_nodes (perf-eval had no such limit).
+// A profile named after a hardware id of the catalog runs on it. nodes
+// is, by profile, the most nodes a workload imported with it takes: a
+// Slurm fleet's max_nodes (perf-eval had no such limit).
 func PerfEvalProfiles(file string, data []byte, nodes map[string]int) ProfilesResult {
 	c := &conv{file: file}
 	res := ProfilesResult{}
@@ -255,17 +256,14 @@ func (c *conv) slurmBlock(name string, env map[string]field, nodes int) []string
 		}
 		return f.val.Value, true
 	}
-	lines := []string{
-		"// TODO(import): how many nodes one job may take on this cluster; perf-eval had no such limit.",
-		"max_nodes: 1",
-	}
+	lines := []string{"// TODO(import): how many nodes one job may take on this cluster; perf-eval had no such limit."}
 	if nodes > 1 {
 		lines = []string{
 			"// TODO(import): how many nodes one job may take on this cluster (perf-eval had no such",
 			"// limit): the most an imported workload on it takes.",
-			fmt.Sprintf("max_nodes: %d", nodes),
 		}
 	}
+	lines = append(lines, fmt.Sprintf("max_nodes: %d", max(nodes, 1)))
 	for _, kv := range [][2]string{{"PARTITION", "partition"}, {"ACCOUNT", "account"}, {"QOS", "qos"}, {"RESERVATION", "reservation"}, {"TIME", "time_limit"}, {"GRES", "gres"}} {
 		if v, ok := get(kv[0]); ok && v != "" {
 			lines = append(lines, kv[1]+": "+quote(v))
