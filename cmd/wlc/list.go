@@ -68,8 +68,8 @@ func newListCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// listRow is one workload as wlc list shows it; its JSON names are the
-// schema's field names.
+// listRow is one workload as wlc list shows it; a field the schema has
+// keeps the schema's name in JSON.
 type listRow struct {
 	Name        string `json:"name"`
 	Profile     string `json:"profile"`
